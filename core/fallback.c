@@ -31,6 +31,8 @@ enum skip {
     SKIP_BREAKER = 1u << 2,
 };
 
+_Static_assert(FB_OUT_COUNT <= UINT8_MAX, "fb_fallback_request: last_outcome in a byte");
+
 static const char *const stop_names[FB_STOP_COUNT] = {
 #define FB_STOP_TEXT(name, text) text,
     FB_STOP_MAP(FB_STOP_TEXT)
@@ -812,7 +814,7 @@ __attribute__((always_inline)) static inline bool
 start(const fb_fallback *fb, fb_fallback_request *req, uint32_t tokens_needed, const uint8_t *order,
       uint32_t order_len, fb_time_us now_us, fb_fallback_decision *d) {
     *req = (fb_fallback_request){0};
-    req->last_outcome = FB_OUT_SUCCESS;
+    req->last_outcome = (uint8_t)FB_OUT_SUCCESS;
     req->tokens_needed = tokens_needed;
     req->start_us = now_us;
     req->deadline_us = deadline_after(fb, now_us);
@@ -917,7 +919,7 @@ static inline fb_fallback_decision result_lean_success(const fb_fallback *fb,
                                                        fb_time_us hint_us, fb_time_us now_us) {
     fb_budget *budget = fb->cfg.budget;
     req->phase = PHASE_IDLE;
-    req->last_outcome = FB_OUT_SUCCESS;
+    req->last_outcome = (uint8_t)FB_OUT_SUCCESS;
     if (budget != NULL) {
         fb_budget_attempt(budget, false);
         if (req->retry.budget_held) fb_budget_release(budget, &req->retry);
@@ -940,7 +942,7 @@ result_steps(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
         return d;
     }
     req->phase = PHASE_IDLE;
-    req->last_outcome = c->outcome;
+    req->last_outcome = (uint8_t)c->outcome;
     if (fb->cfg.budget != NULL) {
         /* Envoy resetRetry(): the retry that led here is over */
         fb_budget_attempt(fb->cfg.budget, false);
@@ -1006,7 +1008,7 @@ static inline fb_fallback_decision result_plain(const fb_fallback *fb, fb_fallba
                                                 fb_time_us now_us) {
     fb_fallback_decision d;
     req->phase = PHASE_IDLE;
-    req->last_outcome = c->outcome;
+    req->last_outcome = (uint8_t)c->outcome;
     if (c->outcome == FB_OUT_SUCCESS) return finished(fb, req, FB_STOP_SUCCESS, false);
     if (fb->retry_plain) {
         fb_retry_decision r = {.reason = FB_GIVEUP_NOT_RETRYABLE};

@@ -167,34 +167,35 @@ typedef struct fb_fallback_request_stats {
 
 /* Per-request state, owned by the caller; about 200 bytes. */
 typedef struct fb_fallback_request {
-    /* private: use the functions below */
+    /* private: use the functions below. What a request touches once (groups, limits, windows)
+       first, then what each attempt does (from retry's last fields on: two cache lines). */
+    fb_conclimit_permit climit;
+    fb_class group_first;        /* groups, judge_first: the current group's first failure */
+    uint32_t window_floor;       /* after a context-length error: skip windows <= this */
+    fb_time_us group_first_hint; /* ... and its hint */
+    uint32_t tokens_needed;
+    uint8_t skipped;     /* why providers were skipped (bit set) */
+    uint8_t gend;        /* groups: the end of the current group in order */
+    uint8_t first_group; /* groups: the group id the request started in */
+    bool switched;       /* groups: now on an alternative chain */
+    fb_retry_state retry;
     uint8_t order[FB_FALLBACK_PROVIDERS_MAX];
     uint8_t order_len;
     uint8_t pos;   /* index into order of the current provider */
     uint8_t phase; /* what resume() continues with */
     uint8_t first_provider;
     uint8_t last_provider; /* of the last attempt */
-    uint8_t skipped;       /* why providers were skipped (bit set) */
     uint8_t attempted;     /* providers attempted (bit set of provider indices) */
     uint8_t cur;           /* index into order of the provider being tried (groups: the member) */
-    uint8_t gend;          /* groups: the end of the current group in order */
-    uint8_t first_group;   /* groups: the group id the request started in */
     bool fresh_group;      /* groups: no attempt yet in the current group */
-    bool switched;         /* groups: now on an alternative chain */
-    uint32_t window_floor; /* after a context-length error: skip windows <= this */
-    uint32_t tokens_needed;
-    fb_fallback_request_stats stats;
     bool retried;
     bool resume;
-    bool detached; /* the ATTEMPT's permits were handed to the caller (fb_fallback_detach) */
-    fb_outcome last_outcome;
-    fb_class group_first;        /* groups, judge_first: the current group's first failure */
-    fb_time_us group_first_hint; /* ... and its hint */
-    fb_retry_state retry;
-    fb_breaker_permit permit;
-    fb_conclimit_permit climit;
+    bool detached;        /* the ATTEMPT's permits were handed to the caller (fb_fallback_detach) */
+    uint8_t last_outcome; /* fb_outcome */
+    fb_fallback_request_stats stats;
     fb_time_us start_us;
     fb_time_us deadline_us; /* the overall deadline: start_us + the policy's, or FB_TIME_MAX */
+    fb_breaker_permit permit;
 } fb_fallback_request;
 
 typedef struct fb_fallback_decision {

@@ -166,16 +166,17 @@ typedef struct fb_retry_policy {
 
 /* Per-request retry state: fb_retry_begin() it when the request starts. */
 typedef struct fb_retry_state {
-    uint32_t attempt;          /* failed attempts fb_retry_next() has counted */
-    fb_time_us start_us;       /* when the request started: the deadline runs from here */
-    fb_time_us prev_delay_us;  /* for decorrelated jitter: the last delay returned */
+    /* what a retry at once does not touch first (the fallback engine's attempts touch the rest) */
     double jitter_state;       /* DECORRELATED_V2: the formula's previous value */
-    uint32_t budget_withdrawn; /* QUOTA: what this request's last retry took; 0 = none */
-    uint32_t attempts_max;     /* 0: the policy's attempts; else this request's (set once, at its
-                                  first failure, from fb_class.attempts) */
     fb_time_us hint_total_us;  /* headers honoured so far (retry_after_total_us_max) */
+    uint32_t budget_withdrawn; /* QUOTA: what this request's last retry took; 0 = none */
     bool hint_honoured;        /* a header decided a delay (hint_zeroes_backoff) */
     bool budget_held;          /* CONCURRENCY: a retry slot is held until fb_budget_release() */
+    uint32_t attempt;          /* failed attempts fb_retry_next() has counted */
+    uint32_t attempts_max;     /* 0: the policy's attempts; else this request's (set once, at its
+                                  first failure, from fb_class.attempts) */
+    fb_time_us start_us;       /* when the request started: the deadline runs from here */
+    fb_time_us prev_delay_us;  /* for decorrelated jitter: the last delay returned */
 } fb_retry_state;
 
 typedef struct fb_retry_decision {

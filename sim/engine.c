@@ -24,7 +24,7 @@ void sim__pool_init(pool *p, size_t size, size_t cap_max) {
 }
 
 void sim__pool_free(pool *p) {
-    free(p->items);
+    free(p->base);
     free(p->free_list);
 }
 
@@ -38,17 +38,22 @@ int sim__pool_alloc(pool *p, uint32_t *out) {
         size_t ncap = p->cap ? p->cap * 2 : 1024;
         if (ncap > p->cap_max) ncap = p->cap_max;
         if (ncap <= p->cap) return FB_ECAP;
-        void *items = realloc(p->items, ncap * p->size);
-        if (items == NULL) return FB_ENOMEM;
         uint32_t *fl = realloc(p->free_list, ncap * sizeof *fl);
-        if (fl == NULL) {
-            p->items = items;
-            return FB_ENOMEM;
-        }
-        memset((char *)items + p->cap * p->size, 0, (ncap - p->cap) * p->size);
-        util_mem_huge(items, ncap * p->size); /* read at random, one entry per event */
-        p->items = items;
+        if (fl == NULL) return FB_ENOMEM;
         p->free_list = fl;
+        /* on cache lines: an entry whose size is whole lines starts on one (setup.c rounds
+           them: the layouts in simint.h count on it). realloc, not a fresh aligned block: a
+           large one grows in place (mremap), without the old and the new both resident; the
+           entries move only when the block's offset to a line does. */
+        size_t was = p->items ? (size_t)((char *)p->items - (char *)p->base) : 0;
+        char *base = realloc(p->base, ncap * p->size + POOL_ALIGN);
+        if (base == NULL) return FB_ENOMEM;
+        size_t at = (POOL_ALIGN - (uintptr_t)base % POOL_ALIGN) % POOL_ALIGN;
+        if (at != was) memmove(base + at, base + was, p->cap * p->size);
+        memset(base + at + p->cap * p->size, 0, (ncap - p->cap) * p->size);
+        util_mem_huge(base, ncap * p->size + POOL_ALIGN); /* read at random, one per event */
+        p->base = base;
+        p->items = base + at;
         p->cap = ncap;
     }
     *out = (uint32_t)p->used++;

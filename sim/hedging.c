@@ -40,7 +40,7 @@ static member snapshot(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     attx *x = X(a);
     member m = {ai,     a->req,   a->provider, x->slot, a->tokens_out,
-                x->pod, x->layer, a->start_us, x->perm, false};
+                x->pod, x->layer, x->start_us, x->perm, false};
     x->perm.held = false; /* ended once, by member_done */
     req *r = R(s, a->req);
     m.alive = !a->abandoned && r->gen == a->req_gen && HG(s, r)->active &&

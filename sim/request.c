@@ -18,14 +18,16 @@
 #include "sim/simint.h"
 
 /* A hop's fallback state comes first; the fields after it are zeroed per request. */
-#define HOP_KEPT offsetof(hop, last)
+#define HOP_KEPT offsetof(hop, serial)
 _Static_assert(offsetof(hop, fr) == 0 && HOP_KEPT >= sizeof(fb_fallback_request),
                "hop: fr first, the fields zeroed per request after it");
+_Static_assert(SIM_END_COUNT <= UINT8_MAX && FB_OUT_COUNT <= UINT8_MAX,
+               "hop: a cause and an outcome in a byte");
 _Static_assert(offsetof(req, gen) == 0 && offsetof(attempt, gen) == 0,
                "req, attempt: the generation first");
 /* sim__new_attempt and sim__new_request set each field: a new one needs its line there */
-_Static_assert(offsetof(attempt, x) == 88, "attempt: a field sim__new_attempt does not set");
-_Static_assert(offsetof(req, hops) == 120, "req: a field sim__new_request does not set");
+_Static_assert(offsetof(attempt, x) == 72, "attempt: a field sim__new_attempt does not set");
+_Static_assert(offsetof(req, hops) == 112, "req: a field sim__new_request does not set");
 
 /* Request ri's steps take its pointer too, r = R(s, ri): gcc would look the pool up again
    after each byte store. */
@@ -210,15 +212,15 @@ static void keep_result(hop *h, uint32_t depth, const fb_reply *rep, fb_time_us 
             h->first = *rep;
             h->first_hint_us = hint;
         }
-        h->first_cause = cause;
-        h->first_outcome = o;
+        h->first_cause = (uint8_t)cause;
+        h->first_outcome = (uint8_t)o;
     }
     if (depth > 0) {
         h->last = *rep;
         h->last_hint_us = hint;
     }
     h->has_last = true;
-    h->cause = cause;
+    h->cause = (uint8_t)cause;
 }
 
 /* A result from provider p (an outer layer's: its target) as layer L sees it. */
@@ -299,15 +301,15 @@ __attribute__((always_inline)) static inline attempt *new_attempt(sim *s, uint32
     }
     attempt *a = A(s, ai);
     /*
-     * Every field but its generation, its reply and its hint set here:
+     * Every field but its generation, its reply, its hint and its queue time set here:
      * those below are written anyway, these zeroed (a memset of the whole
      * is a `rep stos` of 11 words, per attempt). The reply and its hint are
      * written by whatever answers the attempt (provider.c: reply_now,
-     * start_service; the port) before anything reads them.
+     * start_service; the port) before anything reads them, the queue time
+     * by its provider's queue (outside the line the rest share: simint.h).
      */
     a->state = A_FREE;
     a->abandoned = false;
-    a->queued_us = 0;
     a->timer_armed = false;
     if (s->att_x) memset(a->x, 0, sizeof(attx));
     a->provider = provider;
@@ -317,12 +319,12 @@ __attribute__((always_inline)) static inline attempt *new_attempt(sim *s, uint32
     a->tokens_out = resume ? r->tokens_left : r->completion_tokens;
     a->stream = s->class_att[r->cls].stream;
     a->keeps_partial = s->class_att[r->cls].keeps_partial;
-    a->start_us = s->now;
     a->retry = (uint8_t)(r->sent < 255 ? r->sent : 255);
     a->timeout_at_us = timeout_us > 0 ? s->now + timeout_us : FB_TIME_MAX;
     if (s->att_x) {
         X(a)->layer = r->stack->layer[r->stack->depth - 1];
         X(a)->pod = seat_inner(r);
+        X(a)->start_us = s->now;
     }
     r->sent++;
     r->state = R_CALLING;

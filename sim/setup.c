@@ -552,9 +552,11 @@ int sim__setup(sim *s) {
         s->hg_offset = req_size;
         req_size += sizeof(hgroup);
     }
+    req_size = (req_size + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN; /* whole lines (simint.h) */
     sim__pool_init(&s->reqs, req_size, (size_t)sc->limits.in_flight_max);
-    sim__pool_init(&s->atts, sizeof(attempt) + (s->att_x ? sizeof(attx) : 0),
-                   (size_t)sc->limits.in_flight_max * 4);
+    size_t att_size = sizeof(attempt) + (s->att_x ? sizeof(attx) : 0);
+    att_size = (att_size + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN; /* whole lines (simint.h) */
+    sim__pool_init(&s->atts, att_size, (size_t)sc->limits.in_flight_max * 4);
     /* zero bytes (sim_run_port callocs s and zeroes the summary): fb_hist_clear initializes
        them without writing their 37 KB each */
     s->tick_hist = &s->tick_buf;

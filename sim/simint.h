@@ -103,52 +103,57 @@ enum { CONN_NONE = 0, CONN_WAIT, CONN_HELD };
 
 /* A request's state in one layer of its stack. */
 typedef struct hop {
-    fb_fallback_request fr;
-    fb_reply last; /* the last result it received: what it raises when it gives up */
-    fb_time_us last_hint_us;
+    fb_fallback_request fr; /* what an attempt touches of it last: next to the fields below */
+    uint32_t serial;        /* names its pending timeout or resume; moves on when either is moot */
     bool has_last;
-    sim_end cause;  /* how the layer inside ended, when it raised `last`; SIM_END_COUNT: none */
-    fb_reply first; /* the first result it received (raised instead under raise_first) */
+    bool active;    /* between its begin and its end */
+    uint8_t target; /* its current attempt's provider (an outer layer's: 0, the layer inside) */
+    uint8_t cause;  /* sim_end: how the layer inside ended, when it raised `last`; SIM_END_COUNT:
+                       none */
+    uint8_t first_cause;   /* sim_end */
+    uint8_t first_outcome; /* fb_outcome: its class here (a provider's answer has no cause) */
+    fb_reply last;         /* the last result it received: what it raises when it gives up */
+    fb_reply first;        /* the first result it received (raised instead under raise_first) */
+    fb_time_us last_hint_us;
     fb_time_us first_hint_us;
-    sim_end first_cause;
-    fb_outcome first_outcome; /* its class at this layer (a provider's answer has no cause) */
-    bool active;              /* between its begin and its end */
-    uint8_t target;  /* its current attempt's provider (an outer layer's: 0, the layer inside) */
-    uint32_t serial; /* names its pending timeout or resume; moves on when either is moot */
 } hop;
 
 typedef struct req {
     uint32_t gen; /* first field: survives reuse (sim__pool_release) */
+    /* what its attempts touch, in its first cache line (the pool aligns its entries) */
     uint8_t state;
     uint8_t cls;
+    uint8_t gw; /* GW_NONE, GW_QUEUED, GW_HELD: its place in the gateway tier (gateway.c) */
     bool holds_worker;
-    bool exposed;       /* its class may call a faulted provider */
-    bool via_fallback;  /* the routing layer answered from a later provider */
-    bool degraded;      /* the answer is the outermost layer's degraded one */
-    uint16_t resubmits; /* re-submissions of its user request before it (fleet.c) */
-    uint32_t pod;
-    uint32_t user;
-    /* the gateway tier (gateway.c): its replica's seat, its place there, and what it waits
-       with in the replica's queue */
-    uint8_t gw;        /* GW_NONE, GW_QUEUED, GW_HELD */
-    uint8_t gw_chosen; /* the provider the layer outside chose (layer_begin's `chosen`) */
-    uint32_t seat;     /* s->npods + replica, while gw != GW_NONE */
-    uint32_t gw_ticket;
-    fb_time_us gw_since_us;
-    uint32_t attempt; /* current provider attempt index + 1, 0 = none */
-    uint32_t sent;    /* provider attempts so far, every layer's (the port's resend count) */
+    bool exposed;      /* its class may call a faulted provider */
+    bool via_fallback; /* the routing layer answered from a later provider */
+    bool degraded;     /* the answer is the outermost layer's degraded one */
+    bool dl_linked;    /* in the list of live requests (its deadline: dl_* below) */
+    uint32_t attempt;  /* current provider attempt index + 1, 0 = none */
+    uint32_t sent;     /* provider attempts so far, every layer's (the port's resend count) */
     uint32_t prompt_tokens, completion_tokens, tokens_left;
+    uint32_t pod;
     /* its index in its class's recorded retries (retry_at_first), when the variant waits as
        recorded; NONE32: none */
     uint32_t rec;
-    fb_time_us arrival_us;
-    /* its deadline (engine.c): its place in the list of live requests, and its sequence number */
-    bool dl_linked;
-    uint32_t dl_prev, dl_next;
-    uint64_t dl_seq;
-    fb_rng rng;
     const sim_stack *stack; /* the layers it passes through */
-    hop hops[];             /* one per layer of the stack, outermost first */
+    fb_rng rng;
+    /* the rest: what a request touches once */
+    uint16_t resubmits; /* re-submissions of its user request before it (fleet.c) */
+    /* the gateway tier: the provider the layer outside chose (layer_begin's `chosen`), its
+       replica's seat, and what it waits with in the replica's queue */
+    uint8_t gw_chosen;
+    uint32_t user;
+    uint32_t seat; /* s->npods + replica, while gw != GW_NONE */
+    uint32_t gw_ticket;
+    /* its deadline (engine.c): its place in the list of live requests, and its sequence number */
+    uint32_t dl_prev, dl_next;
+    fb_time_us gw_since_us;
+    fb_time_us arrival_us;
+    uint64_t dl_seq;
+    /* one per layer of the stack, outermost first; the pool rounds an entry to whole cache
+       lines, so that an attempt's part of the first hop (its fr's end) takes two of them */
+    hop hops[];
 } req;
 
 /*
@@ -166,24 +171,26 @@ typedef struct attx {
     uint8_t layer; /* the innermost layer that sent it */
     uint32_t pod;
     fb_time_us wait_since_us; /* when it started waiting for a connection */
+    fb_time_us start_us;      /* when it was sent (a hedge group's member: hedging.c) */
 } attx;
 
 typedef struct attempt {
     uint32_t gen; /* first field: survives reuse */
+    /* what its events touch, in one cache line (the pool's entries are whole lines: setup.c) */
     uint8_t state;
     uint8_t provider;
     bool abandoned;
     bool stream;        /* the request streams its answer */
     bool keeps_partial; /* a broken stream's tokens are kept (the client resumes) */
     uint8_t retry; /* its request's attempts before it, at most 255 (a fault's retry_fraction) */
+    bool timer_armed;
     uint32_t req, req_gen;
     uint32_t tokens_in, tokens_out; /* billed when served */
-    fb_time_us start_us;
-    fb_time_us queued_us;     /* when it entered its provider's queue (CoDel's sojourn) */
-    fb_time_us timeout_at_us; /* the client gives up then; FB_TIME_MAX = never */
-    bool timer_armed;
     fb_reply reply;
     fb_time_us hint_us;
+    fb_time_us timeout_at_us; /* the client gives up then; FB_TIME_MAX = never */
+    /* when it entered its provider's queue (CoDel's sojourn): set there, read only after */
+    fb_time_us queued_us;
     struct attx x[]; /* present when the run has hedging, connections or network latency */
 } attempt;
 
@@ -213,9 +220,13 @@ typedef struct ref {
     uint32_t id, gen;
 } ref;
 
+/* The pools' storage alignment: a cache line. */
+#define POOL_ALIGN 64u
+
 /* Fixed-size entries with generations, reused through a free list, growing up to a cap. */
 typedef struct pool {
-    void *items;
+    void *items; /* at a multiple of POOL_ALIGN in base's block */
+    void *base;
     size_t size, used, cap, cap_max;
     uint32_t *free_list;
     size_t free_len;
