@@ -48,10 +48,10 @@ int sim__pool_alloc(pool *p, uint32_t *out) {
         size_t was = p->items ? (size_t)((char *)p->items - (char *)p->base) : 0;
         char *base = realloc(p->base, ncap * p->size + POOL_ALIGN);
         if (base == NULL) return FB_ENOMEM;
+        util_mem_huge(base, ncap * p->size + POOL_ALIGN); /* before the new part is touched */
         size_t at = (POOL_ALIGN - (uintptr_t)base % POOL_ALIGN) % POOL_ALIGN;
         if (at != was) memmove(base + at, base + was, p->cap * p->size);
         memset(base + at + p->cap * p->size, 0, (ncap - p->cap) * p->size);
-        util_mem_huge(base, ncap * p->size + POOL_ALIGN); /* read at random, one per event */
         p->base = base;
         p->items = base + at;
         p->cap = ncap;
