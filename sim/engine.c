@@ -406,7 +406,10 @@ void sim__run_model(sim *s) {
             due = next_due(s);
         }
         s->now = ev.t;
-        if (s->reqs.used >= PREFETCH_FROM) prefetch_upcoming(s);
+        if (s->reqs.used >= PREFETCH_FROM) {
+            prefetch_upcoming(s);
+            sim_queue_fetch_ahead(&s->q);
+        }
         step(s, &ev);
     }
 }
