@@ -327,10 +327,15 @@ static void progress(sim *s) {
 
 /*
  * The entities of the events about to be handled are fetched into the cache
- * while this one is handled: an attempt two events ahead, and the request of
- * the attempt one event ahead (fetched the round before). With tens of
- * thousands of requests in flight (a retry storm), their first touch would
- * otherwise wait for memory: 10% of the storm's time. Hints only: nothing
+ * while this one is handled, every line of them: an attempt PREFETCH_ATT
+ * events ahead, and the request of the attempt PREFETCH_REQ events ahead
+ * (its attempt fetched rounds before, so reading its `req` seldom waits).
+ * With tens of thousands of requests in flight (a retry storm), their first
+ * touch would otherwise wait for memory: a request's hot fields span its
+ * header and its hop, an attempt's two lines. Measured against one attempt
+ * line two events ahead and one request line one ahead: the naive storm's
+ * 30 minutes 11% less CPU time, its 15 minutes 27% (4 and 2 beat 6 and 3,
+ * 8 and 4, 3 and 1: the runs hold about 16 events). Hints only: nothing
  * here changes what happens. Always inlined: GCC takes a function that only
  * prefetches for a pure one, and drops its calls. Only once the requests'
  * pool has outgrown a core's L2 (PREFETCH_FROM): below, the entities are in
@@ -338,18 +343,30 @@ static void progress(sim *s) {
  * instructions an event for no time saved (farm-bench).
  */
 #define PREFETCH_FROM 4096 /* requests: 480 KiB, with their attempts past a 512 KiB L2 */
+#define PREFETCH_ATT 4     /* events ahead: an attempt's lines */
+#define PREFETCH_REQ 2     /* events ahead: the request's lines, its attempt's arrived by then */
+/* Every cache line of [p, p + size). */
+__attribute__((always_inline)) static inline void prefetch_lines(const void *p, size_t size) {
+    uintptr_t from = (uintptr_t)p & ~(uintptr_t)63, to = (uintptr_t)p + size;
+    for (uintptr_t l = from; l < to; l += 64) __builtin_prefetch((const void *)l);
+}
+static inline bool on_attempt(uint32_t kind) {
+    return kind >= EV_REPLY && kind <= EV_ATTEMPT_TIMEOUT;
+}
 __attribute__((always_inline)) static inline void prefetch_upcoming(const sim *s) {
-    const sim_event *e = sim_queue_upcoming(&s->q, 1);
-    if (e != NULL && e->kind >= EV_REPLY && e->kind <= EV_ATTEMPT_TIMEOUT && e->id < s->atts.used)
-        __builtin_prefetch(A((sim *)s, e->id));
-    e = sim_queue_upcoming(&s->q, 0);
+    const sim_event *e = sim_queue_upcoming(&s->q, PREFETCH_ATT - 1);
+    if (e != NULL && on_attempt(e->kind) && e->id < s->atts.used)
+        prefetch_lines(A((sim *)s, e->id), s->atts.size);
+    e = sim_queue_upcoming(&s->q, PREFETCH_REQ - 1);
     if (e == NULL) return;
     uint32_t ri = e->id;
-    if (e->kind >= EV_REPLY && e->kind <= EV_ATTEMPT_TIMEOUT)
-        ri = e->id < s->atts.used ? A((sim *)s, e->id)->req : NONE32;
-    else if (e->kind < EV_WORK_DONE || e->kind > EV_FINISH)
+    if (on_attempt(e->kind)) {
+        const attempt *a = e->id < s->atts.used ? A((sim *)s, e->id) : NULL;
+        ri = a != NULL && a->gen == e->gen ? a->req : NONE32; /* stale: its request untouched */
+    } else if (e->kind < EV_WORK_DONE || e->kind > EV_FINISH) {
         return;
-    if (ri < s->reqs.used) __builtin_prefetch(R((sim *)s, ri));
+    }
+    if (ri < s->reqs.used) prefetch_lines(R((sim *)s, ri), s->reqs.size);
 }
 
 /*
@@ -396,7 +413,10 @@ void sim__run_model(sim *s) {
             due = next_due(s);
         }
         s->now = ev.t;
-        if (s->reqs.used >= PREFETCH_FROM) prefetch_upcoming(s);
+        if (s->reqs.used >= PREFETCH_FROM) {
+            prefetch_upcoming(s);
+            sim_queue_fetch_ahead(&s->q);
+        }
         step(s, &ev);
     }
 }

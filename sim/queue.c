@@ -13,9 +13,10 @@
 #define WORDS (SLOTS / 64)
 /* 16, measured (callgrind): fewer instructions than 8, 12, 20 or 32 for the flagship's tuned
  * variant and V6, and than 8 for its retry storm */
-#define RUN_MIN 16    /* a refill takes buckets until the run holds this many events, */
-#define SPAN_MIN 32   /* or until they span the queue's span of buckets: 8 ms... */
-#define SPAN_MAX 1024 /* ...to 262 ms */
+#define RUN_MIN 16      /* a refill takes buckets until the run holds this many events, */
+#define SPAN_MIN 32     /* or until they span the queue's span of buckets: 8 ms... */
+#define SPAN_MAX 1024   /* ...to 262 ms */
+#define AHEAD_FROM 4096 /* nodes: 128 KiB, with their links */
 #define FROM_RUN (-1)
 #define FROM_HEAP (-2)
 
@@ -59,6 +60,7 @@ int sim_queue_init_rate(sim_queue *q, size_t cap_max, double arrivals_per_s) {
     ring_moved(q);
     q->cap_max = cap_max;
     q->free_node = NIL;
+    q->ahead = NIL;
     q->lanes_t = FB_TIME_MAX;
     q->lanes_first = -1;
     q->span = SPAN_MIN;
@@ -318,6 +320,12 @@ __attribute__((noinline)) static void refill(sim_queue *q, const sim_event *lane
         }
         ring_moved(q);
         migrate(q);
+        q->ahead = NIL; /* the bucket the next refill takes first: sim_queue_fetch_ahead's walk */
+        if (q->nodes_used >= AHEAD_FROM && q->ring_len > 0) {
+            uint32_t n = q->bucket[(size_t)next_bucket(q) & MASK];
+            __builtin_prefetch(&q->next[n]);
+            q->ahead = n;
+        }
     } else if (q->len > 0) {
         if (lane != NULL && before(lane, &q->heap[0])) return;
         q->cur = bucket_of(q, q->heap[0].t);

@@ -68,6 +68,7 @@ typedef struct sim_queue {
     sim_event *nodes; /* the ring's events, linked per bucket through next[] */
     uint32_t *next;
     uint32_t free_node; /* a list of free nodes through next[] */
+    uint32_t ahead;     /* the next node of the next bucket to fetch (sim_queue_fetch_ahead) */
     size_t nodes_used, nodes_cap;
     uint32_t *bucket;   /* per slot: its last node pushed, or none */
     uint64_t *nonempty; /* one bit per slot */
@@ -230,6 +231,22 @@ size_t sim_queue_len(const sim_queue *q);
  * lane or the heap may come first). */
 static inline const sim_event *sim_queue_upcoming(const sim_queue *q, size_t k) {
     return q->rpos + k < q->rlen ? &q->run[q->rpos + k] : NULL;
+}
+/*
+ * One node further along the list of the bucket the next refill drains
+ * first, fetched into the cache: a caller that handles the run's events one
+ * by one walks that list as it goes, without waiting on its links (each
+ * link's line was fetched the step before). A large calendar's nodes were
+ * pushed long ago and are scattered: the refill would wait on each in turn.
+ * A hint: once the bucket is drained, the walk may go on through free nodes.
+ */
+static inline void sim_queue_fetch_ahead(sim_queue *q) {
+    uint32_t n = q->ahead;
+    if (n == UINT32_MAX) return;
+    __builtin_prefetch(&q->nodes[n]);
+    n = q->next[n];
+    if (n != UINT32_MAX) __builtin_prefetch(&q->next[n]);
+    q->ahead = n;
 }
 /* Events on one lane. */
 static inline size_t sim_queue_lane_len(const sim_queue *q, unsigned lane) {
