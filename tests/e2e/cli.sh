@@ -20,6 +20,7 @@ done
 
 # the flagship, as the README runs it
 expect_exit 0 "the flagship runs" "$FUSEBOX" run scenarios/retry-storm.json -o "$T/a"
+FLAGSHIP_RC=$got
 writes "$T/a" "the flagship" report.json timeseries.csv events.jsonl report.html \
     charts/outcomes.png charts/outcomes.svg charts/breakers.png charts/load.png charts/latency.png \
     charts/compare.png
@@ -52,10 +53,16 @@ ok $r "README's excerpt of the flagship run is in its output ($(wc -l <"$T/readm
 # every library scenario runs with its charts (the columns of the features it uses come last)
 for s in scenarios/*.json; do
     n=$(basename "$s" .json)
-    "$FUSEBOX" run "$s" -q -o "$T/lib-$n" >/dev/null 2>"$T/lib-$n.err"
-    r=$?
-    [ $r -ne 0 ] && sed 's/^/# /' "$T/lib-$n.err"
-    [ $r -eq 0 ] && [ -s "$T/lib-$n/charts/outcomes.svg" ] && [ -s "$T/lib-$n/report.html" ]
+    d=$T/lib-$n
+    if [ "$n" = retry-storm ]; then
+        # the flagship's run above is this one (without -q): not run a second time
+        d=$T/a r=$FLAGSHIP_RC
+    else
+        "$FUSEBOX" run "$s" -q -o "$d" >/dev/null 2>"$d.err"
+        r=$?
+        [ $r -ne 0 ] && sed 's/^/# /' "$d.err"
+    fi
+    [ $r -eq 0 ] && [ -s "$d/charts/outcomes.svg" ] && [ -s "$d/report.html" ]
     ok $? "$n runs with its charts and page (exit 0)"
 done
 

@@ -100,17 +100,21 @@ report_one() {
     ok "$r" "$_t: libFuzzer from $n seeds finds no crash, leak or broken invariant (${done_:-did not finish})"
 }
 
-# The targets are independent processes: $TEST_JOBS at a time (default: the number of cores).
+# The targets are independent processes: $TEST_JOBS lanes (default: the number of cores), each
+# taking the next target no lane took (mkdir is atomic), so that a target that stops early at
+# FUZZ_RUNS does not leave its core idle until its pair's time is up.
 JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
-pids='' n=0
-for t in $TARGETS; do
-    fuzz_one "$t" &
-    pids="$pids $!" n=$((n + 1))
-    if [ "$n" -ge "$JOBS" ]; then
-        wait $pids
-        pids='' n=0
-    fi
+lane() {
+    for t in $TARGETS; do
+        mkdir "$E2E_TMP/claim-$t" 2>/dev/null && fuzz_one "$t"
+    done
+}
+pids=''
+while [ "$JOBS" -gt 0 ]; do
+    lane &
+    pids="$pids $!"
+    JOBS=$((JOBS - 1))
 done
-[ -n "$pids" ] && wait $pids
+wait $pids
 for t in $TARGETS; do report_one "$t"; done
 finish
