@@ -1,7 +1,8 @@
 /* test_util.c - util/: the growable buffer's cap, the JSON writer's layouts and its one-put items,
  * "%.Nf" without printf against printf, the buffered FILE, the escapes, the JUnit
  * writer, base64 (RFC 4648's vectors), strict UTF-8 (RFC 3629), the checked close, the whole-file
- * reader's cap and the worker pool (results by task, whatever the workers). */
+ * reader's cap, the worker pool (results by task, whatever the workers) and the huge-page hint
+ * (the whole huge pages inside a block, as the kernel records them). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,12 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "util/base64.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/json.h"
 #include "util/junit.h"
+#include "util/mem.h"
 #include "util/out.h"
 #include "util/pool.h"
 #include "util/utf8.h"
@@ -442,6 +447,59 @@ static void util_buf_stops_at_its_cap(void **state) {
     util_buf_free(&d);
 }
 
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+/* Whether the kernel holds [a, b) as advised for huge pages (smaps' VmFlags "hg"), in every
+   mapping that overlaps it: 1 all, 0 none, -1 a mix or no smaps. */
+static int advised(uintptr_t a, uintptr_t b) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (f == NULL) return -1;
+    char line[512];
+    uintptr_t lo = 0, hi = 0;
+    int all = 1, none = 1, seen = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned long x, y;
+        if (sscanf(line, "%lx-%lx ", &x, &y) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            lo = x, hi = y;
+        } else if (strncmp(line, "VmFlags:", 8) == 0 && lo < b && hi > a) {
+            bool hg = strstr(line, " hg") != NULL;
+            all &= hg;
+            none &= !hg;
+            seen = 1;
+        }
+    }
+    fclose(f);
+    return !seen ? -1 : all ? 1 : none ? 0 : -1;
+}
+#endif
+
+static void util_mem_huge_advises_the_whole_huge_pages_inside(void **state) {
+    (void)state;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t H = UTIL_MEM_HUGE;
+    size_t len = 12 * H;
+    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    if (madvise(m, 4096, MADV_NORMAL) != 0 || advised((uintptr_t)m, (uintptr_t)m + len) != 0) {
+        munmap(m, len);
+        skip(); /* no smaps, or a kernel that advises such a mapping already */
+    }
+    uintptr_t first = ((uintptr_t)m + 2 * H - 1) & ~(H - 1); /* a huge page's start, inside */
+    /* a block of 3.5 huge pages from 4 KiB past a boundary: the 2 whole ones inside it */
+    char *p = (char *)first + 4096;
+    util_mem_huge(p, 3 * H + H / 2);
+    assert_int_equal(advised(first + H, first + 3 * H), 1);
+    assert_int_equal(advised(first, first + H), 0);             /* its first, partial page */
+    assert_int_equal(advised(first + 3 * H, first + 4 * H), 0); /* its last, partial one */
+    /* under two huge pages: nothing, even when one whole page lies inside */
+    util_mem_huge((char *)first + 5 * H, 2 * H - 1);
+    assert_int_equal(advised(first + 5 * H, first + 7 * H), 0);
+    util_mem_huge(NULL, 8 * H); /* nothing to advise */
+    munmap(m, len);
+#else
+    skip(); /* huge pages are Linux's */
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(util_buf_grows_and_hands_over_its_bytes),
@@ -459,6 +517,7 @@ int main(void) {
         cmocka_unit_test(util_read_file_reads_up_to_its_cap),
         cmocka_unit_test(util_pool_files_every_result_under_its_task),
         cmocka_unit_test(util_pool_names_a_worker_that_died),
+        cmocka_unit_test(util_mem_huge_advises_the_whole_huge_pages_inside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
