@@ -983,52 +983,49 @@ result_full(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c, 
 }
 
 /*
- * wait_retry() of no delay, when that is not a WAIT, in a plain engine: again_plain, the same
- * provider at once. Its decision in a local of its own, which only inline code writes: gcc
- * keeps it in registers and stores it straight into the caller's return slot (the caller's `d`
- * goes to functions out of line, and is copied).
- */
-static inline fb_fallback_decision retry_now(const fb_fallback *fb, fb_fallback_request *req,
-                                             fb_time_us now_us) {
-    fb_fallback_decision d;
-    req->retried = true;
-    again_plain(fb, req, now_us, &d);
-    return d;
-}
-
-/*
  * fb_fallback_result's steps for an attempt that ended before its first token in an engine with
  * nothing to ask around an attempt (fb->plain): no budget to charge, breaker to tell or limit
  * to give back; with a plain retry policy (nothing to decide but the count) a failure's retry
  * is counted inline and sent at once. A storm's every attempt, and a healthy plain engine's
  * every success, come this way.
  */
-static inline fb_fallback_decision result_plain(const fb_fallback *fb, fb_fallback_request *req,
-                                                const fb_class *c, fb_time_us hint_us,
-                                                fb_time_us now_us) {
-    fb_fallback_decision d;
+static inline void result_plain(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
+                                fb_time_us hint_us, fb_time_us now_us, fb_fallback_decision *d) {
     req->phase = PHASE_IDLE;
     req->last_outcome = (uint8_t)c->outcome;
-    if (c->outcome == FB_OUT_SUCCESS) return finished(fb, req, FB_STOP_SUCCESS, false);
+    if (c->outcome == FB_OUT_SUCCESS) {
+        finish(fb, req, FB_STOP_SUCCESS, false, d);
+        return;
+    }
     if (fb->retry_plain) {
         fb_retry_decision r = {.reason = FB_GIVEUP_NOT_RETRYABLE};
         if (c->retryable) r = fb_retry_next_plain(fb->cfg.retry, &req->retry, c);
-        if (r.retry && !fb->cfg.wait_always) return retry_now(fb, req, now_us);
-        if (r.retry)
-            wait_retry(fb, req, 0, now_us, &d);
-        else
-            no_retry(fb, req, c, r.reason, now_us, &d);
+        if (r.retry && !fb->cfg.wait_always) {
+            req->retried = true;
+            again_plain(fb, req, now_us, d);
+        } else if (r.retry) {
+            wait_retry(fb, req, 0, now_us, d);
+        } else {
+            no_retry(fb, req, c, r.reason, now_us, d);
+        }
     } else {
-        after_failure(fb, req, c, hint_us, now_us, &d);
+        after_failure(fb, req, c, hint_us, now_us, d);
     }
-    return d;
+}
+
+void fb_fallback_result_into(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
+                             fb_time_us hint_us, fb_time_us now_us, fb_fallback_decision *d) {
+    if (fb->plain && req->phase == PHASE_ATTEMPT && c != NULL && !c->after_first_token)
+        result_plain(fb, req, c, hint_us, now_us, d);
+    else
+        *d = result_full(fb, req, c, hint_us, now_us);
 }
 
 fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_request *req,
                                         const fb_class *c, fb_time_us hint_us, fb_time_us now_us) {
-    if (fb->plain && req->phase == PHASE_ATTEMPT && c != NULL && !c->after_first_token)
-        return result_plain(fb, req, c, hint_us, now_us);
-    return result_full(fb, req, c, hint_us, now_us);
+    fb_fallback_decision d;
+    fb_fallback_result_into(fb, req, c, hint_us, now_us, &d);
+    return d;
 }
 
 fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_request *req,

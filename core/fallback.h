@@ -226,6 +226,11 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
 /* The attempt asked for by the last ATTEMPT ended with class `c`. */
 fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_request *req,
                                         const fb_class *c, fb_time_us hint_us, fb_time_us now_us);
+/* fb_fallback_result into *d: a storm's retry at once is written where the caller reads it
+ * (returned by value, it was built on the callee's stack and copied out in 16-byte loads that
+ * wait for its byte stores: a store-forwarding stall per attempt). */
+void fb_fallback_result_into(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
+                             fb_time_us hint_us, fb_time_us now_us, fb_fallback_decision *d);
 /* A WAIT has elapsed. */
 fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_request *req,
                                         fb_time_us now_us);

@@ -550,8 +550,9 @@ __attribute__((always_inline)) static inline void inner_answer(sim *s, uint32_t 
     uint32_t inner = r->stack->depth - 1;
     hop *h = &r->hops[inner];
     keep_result(h, inner, rep, hint, SIM_END_COUNT, c->outcome); /* a provider's, not a layer's */
-    fb_fallback_decision d = fb_fallback_result(pod_fb(s, seat_inner(r), r->stack->layer[inner]),
-                                                &h->fr, c, hint, s->now);
+    fb_fallback_decision d;
+    fb_fallback_result_into(pod_fb(s, seat_inner(r), r->stack->layer[inner]), &h->fr, c, hint,
+                            s->now, &d);
     bool won = d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS;
     if (won && hedged && pi != d.provider) d.via_fallback = true;
     if (inner == r->stack->router && won && d.via_fallback) sim__stat_fallback_cost(s, r, pi, out);
