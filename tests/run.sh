@@ -133,12 +133,21 @@ BACKGROUND="sweep_slurm"
 
 # The e2e suites that only compute (no real time, no server's timing, no build of their own):
 # two run at once, one per core, before the others (each of them takes one core: cli, report_pages,
-# check, ...); their lines come first. The real-time suites (live*, import*, mock_*, diff_*,
-# stress, sweep_interrupt, ...), those that already use both cores (seeds, regimes, tune, fuzz)
-# and docs_commands (a build, live runs) run one after the other as before.
+# check, ...); their lines come first, longest first.
 PAIRED="cli report_pages sweep_k8s ci_recipes check import_policy outputs schema checksrc
 conformance schema_fresh compare presets export_policy sweep strict install golden failfast
 sweep_parallel client_scenarios tune_library"
+# Then the suites of the mock, the differential tests and import, two at a time as well: most
+# of their time is waiting on servers, loopback and timers (import 60 s of wall time for 35 s of
+# CPU, mock_load 22 s for 17 s), and each passes or says inconclusive beside two busy loops
+# (tests/README.md), more than one other suite of these. Those that share an npm folder
+# (mock_sdk, mock_verdict, mock_gemini: out/sdk) install under tap.sh's lock, apt-get under
+# another. Longest first. The live driver's suites (live, live_compare, live_otlp, live_busy)
+# run alone after these: paired with them, 10 of their checks said inconclusive (the machine
+# busy) in one run, alone 3 to 5. So do the suites that already use both cores (docs_commands, tune,
+# import_corpus, fuzz, regimes, seeds, fleet_scenarios, sweep_interrupt).
+PAIRED_WAIT="import mock_verdict mock_load diff_sdk stress mock_sdk mock_gemini diff_gateway
+mock_proxy mock_valgrind mock_curl tap_npm"
 
 # in_background NAME [CMD...]: run CMD (by default e2e suite NAME) in a subshell of its own,
 # which leaves its exit code, start and end (date +%s) in LOGDIR/.bg.NAME.PID and its CPU
@@ -213,37 +222,45 @@ for name in $bg_unit; do
     count_background "$name" unit
 done
 
-# the paired suites, two at a time: a lane that ends is counted and given the next suite
-pair_names="" lane1="" lane2="" pid1="" pid2=""
-# (count sets `name`: this loop's suite is `pname`)
-for script in tests/e2e/*.sh; do
-    pname=$(basename "$script" .sh)
-    named "$pname" $PAIRED || continue
-    want e2e "$@" || want "$pname" "$@" || continue
-    [ -n "$SANITIZED" ] && named "$pname" $RELEASE_ONLY && ! named "$pname" "$@" && continue
-    pair_names="$pair_names $pname"
-    while [ -n "$pid1" ] && [ -n "$pid2" ]; do
-        if ! kill -0 "$pid1" 2>/dev/null; then
-            wait "$pid1"
-            count_background "$lane1"
-            pid1="" lane1=""
-        elif ! kill -0 "$pid2" 2>/dev/null; then
-            wait "$pid2"
-            count_background "$lane2"
-            pid2="" lane2=""
-        else
-            sleep 0.2
-        fi
+# lanes SUITE...: the e2e suites named, in that order, two at a time: a lane that ends is counted
+# and given the next suite. Each one run joins pair_names. (count sets `name`: this loop's suite is
+# `pname`.)
+pair_names=""
+lanes() {
+    lane1="" lane2="" pid1="" pid2=""
+    for pname in "$@"; do
+        [ -f "tests/e2e/$pname.sh" ] || continue
+        want e2e $selected || want "$pname" $selected || continue
+        [ -n "$SANITIZED" ] && named "$pname" $RELEASE_ONLY && ! named "$pname" $selected && continue
+        pair_names="$pair_names $pname"
+        while [ -n "$pid1" ] && [ -n "$pid2" ]; do
+            if ! kill -0 "$pid1" 2>/dev/null; then
+                wait "$pid1"
+                count_background "$lane1"
+                pid1="" lane1=""
+            elif ! kill -0 "$pid2" 2>/dev/null; then
+                wait "$pid2"
+                count_background "$lane2"
+                pid2="" lane2=""
+            else
+                sleep 0.2
+            fi
+        done
+        in_background "$pname"
+        if [ -z "$pid1" ]; then pid1=$! lane1=$pname; else pid2=$! lane2=$pname; fi
     done
-    in_background "$pname"
-    if [ -z "$pid1" ]; then pid1=$! lane1=$pname; else pid2=$! lane2=$pname; fi
-done
-for lane in 1 2; do
-    eval "p=\$pid$lane n=\$lane$lane"
-    [ -n "$p" ] || continue
-    wait "$p"
-    count_background "$n"
-done
+    for lane in 1 2; do
+        eval "p=\$pid$lane n=\$lane$lane"
+        [ -n "$p" ] || continue
+        wait "$p"
+        count_background "$n"
+    done
+}
+selected="$*"
+# shellcheck disable=SC2086
+lanes $PAIRED
+# shellcheck disable=SC2086
+lanes $PAIRED_WAIT
 
 for script in tests/e2e/*.sh; do
     [ -f "$script" ] || continue

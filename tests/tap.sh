@@ -167,8 +167,15 @@ need() {
     shift 2
     command -v "$_cmd" >/dev/null 2>&1 && return 0
     _sudo=$([ "$(id -u)" = 0 ] || echo sudo)
-    { $_sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-        $_sudo apt-get install -y -qq --no-install-recommends "$@"; } >"$_log" 2>&1
+    # suites at once (tests/run.sh's lanes) install one after the other: apt's own lock would
+    # refuse the second
+    mkdir -p "${ROOT:-.}/out"
+    (
+        flock 7 || exit 1
+        command -v "$_cmd" >/dev/null 2>&1 && exit 0
+        { $_sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+            $_sudo apt-get install -y -qq --no-install-recommends "$@"; } >"$_log" 2>&1
+    ) 7>"${ROOT:-.}/out/.apt.lock"
     _rc=$?
     [ $_rc -eq 0 ] && return 0
     # whatever the suite does next (skip or fail), its log says why the install failed
@@ -191,13 +198,24 @@ npm_missing() {
 # has the pinned version. When the install fails, what is missing and the tail of npm's own
 # output (also in DIR/npm.log) are printed as TAP comments; npm's timeouts are cut from
 # minutes to one retry of 60 s (unless npm_config_fetch_* say otherwise), so that an offline
-# machine fails quickly.
+# machine fails quickly. Suites at once (tests/run.sh's lanes: mock_sdk, mock_verdict and
+# mock_gemini share out/sdk) install one after the other, under DIR/.npm.lock: the second finds
+# what the first installed.
 npm_pinned() {
     _dir=$1
     shift
     _missing=$(npm_missing "$_dir" "$@")
     [ -z "$_missing" ] && return 0
     mkdir -p "$_dir"
+    (flock 8 && npm_pinned_locked "$_dir" "$@") 8>"$_dir/.npm.lock"
+}
+
+# npm_pinned_locked DIR SPEC...: npm_pinned's install, under its lock.
+npm_pinned_locked() {
+    _dir=$1
+    shift
+    _missing=$(npm_missing "$_dir" "$@")
+    [ -z "$_missing" ] && return 0
     if ! command -v npm >/dev/null 2>&1; then
         echo "npm is not installed (Debian: npm)" >"$_dir/npm.log"
         echo "# npm_pinned: npm is not installed (Debian: npm); missing:$_missing"
