@@ -169,6 +169,30 @@ static void finished_transfers(mock_proxy *p) {
     }
 }
 
+/*
+ * Unpause a transfer, outside the lock: libcurl hands on_data the bytes it held at once, in
+ * pieces of up to 16 KiB (bigger than the upstream's chunks it passed before). When on_data
+ * refuses one (past --max-response or --max-memory), libcurl 7.88 (Debian 12's) fails only
+ * this call: it drops the rest of the bytes it held and leaves the transfer running, so its
+ * next, smaller pieces would still fit the limit and follow a gap: the client got an event
+ * spliced from two (mock_proxy's endless stream, on a loaded machine). The transfer ends here
+ * instead, failed, after the bytes on_data took (and on_data refuses all after a refusal).
+ */
+static void resume(mock_proxy *p, mock_xfer *x) {
+    CURLcode rc = curl_easy_pause(x->easy, CURLPAUSE_CONT);
+    if (rc == CURLE_OK) return;
+    curl_multi_remove_handle(p->multi, x->easy);
+    pthread_mutex_lock(&p->lock);
+    x->added = false;
+    if (!x->done) {
+        x->done = true;
+        x->result = rc;
+        p->active--;
+    }
+    wake_locked(x);
+    pthread_mutex_unlock(&p->lock);
+}
+
 static void *run(void *arg) {
     mock_proxy *p = arg;
     for (;;) {
@@ -183,8 +207,7 @@ static void *run(void *arg) {
         pthread_mutex_unlock(&p->lock);
         if (stop) break;
         for (mock_xfer *x = snapshot; x != NULL; x = x->next)
-            if (x->resume_now) /* may deliver data at once: outside the lock */
-                curl_easy_pause(x->easy, CURLPAUSE_CONT);
+            if (x->resume_now) resume(p, x);
         int running = 0;
         curl_multi_perform(p->multi, &running);
         finished_transfers(p);
@@ -233,7 +256,10 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud) {
     pthread_mutex_lock(&x->p->lock);
     if (x->sse_up) limit = limit > PROXY_END_RESERVE ? limit - PROXY_END_RESERVE : 0;
     x->active_us = mock_now_us();
-    if (x->r == NULL || x->p->stopping) {
+    if (x->r == NULL || x->p->stopping || x->too_big || x->data.err) {
+        /* Once refused, always: bytes taken after a refused piece would follow a gap (libcurl
+         * drops a refused piece it held for a pause and may carry on: see resume), and the
+         * client would get an event spliced from two. */
         rc = 0;
     } else if (x->received + n > limit) {
         x->too_big = true;
@@ -252,8 +278,12 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud) {
             x->off = 0;
         }
         util_buf_append(&x->data, ptr, n);
-        x->received += n;
-        if (x->data.err) rc = 0;
+        if (x->data.err) { /* nothing appended: the budget gets the bytes back */
+            mock_memory_give(s, n);
+            rc = 0;
+        } else {
+            x->received += n;
+        }
     }
     wake_locked(x);
     pthread_mutex_unlock(&x->p->lock);

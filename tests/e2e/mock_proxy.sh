@@ -10,7 +10,7 @@
 set -u
 D=$(logs_dir mock-proxy)
 need curl "$D/apt.log" curl
-plan 36
+plan 37
 UP_PID=
 # The upstream is stopped at exit as well as the proxy (tap.sh's trap knows only $MOCK_PID).
 EN_PID=
@@ -167,7 +167,7 @@ check "the upstream exits 0 on SIGTERM" test "$rc" = 0
 # upstream's chunks end inside events). /v1/messages: an upstream that breaks off inside its
 # third event (a chunk left unfinished, then the close).
 cat >"$D/endless.py" <<'PY'
-import http.server, socketserver
+import http.server, socketserver, time
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *a): pass
@@ -184,11 +184,34 @@ class H(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return
+        if self.path.endswith("?gap"):
+            self.gap()
+            return
         ev = b'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n' * 50
         try:
             while True:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(ev) - 40, ev[:-40]))
                 self.wfile.write(b"28\r\n%s\r\n" % ev[-40:])
+        except OSError: pass
+    def gap(self):
+        # The first event, then 262144 - 500 bytes (the proxy's buffer but for 500 bytes), then
+        # 1000 + 7000 bytes in one write, then the rest in 500-byte chunks.
+        s = b'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n' * 3300
+        b = 91 + 262144 - 500
+        def chunk(d):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(d), d))
+            self.wfile.flush()
+        try:
+            chunk(s[:91])
+            for i in range(91, b, 4000):
+                chunk(s[i:min(i + 4000, b)])
+            time.sleep(0.2)
+            self.wfile.write(b"3e8\r\n%s\r\n1b58\r\n%s\r\n" % (s[b:b + 1000], s[b + 1000:b + 8000]))
+            self.wfile.flush()
+            time.sleep(0.2)
+            for i in range(b + 8000, len(s), 500):
+                chunk(s[i:i + 500])
+            self.wfile.write(b"0\r\n\r\n")
         except OSError: pass
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer): daemon_threads = True
 s = S(("127.0.0.1", 0), H)
@@ -231,6 +254,25 @@ check "an upstream that breaks off inside an event: an abortive end at once (cur
 check "its two whole events, then Anthropic's error event ($(sse_end "$D/broken.sse" | tail -n 1))" \
     test "$(sse_end "$D/broken.sse")" = "whole 3 error"
 check "the error event is Anthropic's" grep -q '^event: error$' "$D/broken.sse"
+mock_stop
+# A piece over --max-response as libcurl unpauses the transfer (the client reads slowly): it
+# refuses the piece, drops the rest of the bytes it held and reads on; the bytes after that gap
+# went to the client, spliced onto the last event the proxy held (check 30's flake, on a loaded
+# machine). Made certain: ttft-1s holds the first event, so the proxy's 256 KiB buffer fills with
+# exactly the upstream's bytes; the 1000 after it pause the transfer, the 7000 that came in the
+# same read wait in libcurl, and on unpausing the 8000 come at once, past the limit (4096 bytes
+# past what the proxy held), while the 500-byte chunks after them would each fit.
+mock_start "$D/gap.url" "$FUSEBOX" mock --port 0 --quiet --upstream "$EN" \
+    --max-response $((91 + 262144 - 500 + 4096 + 1024))
+$C -N -o "$D/gap.sse" -H "$J" -H 'x-fusebox-fault: ttft-1s' "$MOCK_URL/v1/chat/completions?gap" \
+    -d "$OA,\"stream\":true}"
+rc=$?
+case $(sse_end "$D/gap.sse") in
+"whole "*" error") grc=0 ;;
+*) grc=1 ;;
+esac
+check "past the limit as the transfer unpauses: whole events, then the error event, at once (curl exit $rc; $(sse_end "$D/gap.sse" | tail -n 1))" \
+    test "$grc" = 0 -a "$rc" = 18
 mock_stop
 kill "$EN_PID" 2>/dev/null
 EN_PID=
