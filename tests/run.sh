@@ -21,6 +21,18 @@ FUSEBOX="$ROOT/$BUILD/fusebox"
 export FUSEBOX BUILD ROOT
 LOGDIR="$ROOT/out/test-logs/$(basename "$BUILD")"
 mkdir -p "$LOGDIR"
+# The suites' python3 is Debian's, which their packages (python3-yaml, python3-simpy3, ...) are
+# installed for, as on a fresh Debian machine: a python3 earlier on PATH (pyenv's shim, a bash
+# script that looks up its version on every start: 0.43 s of CPU a start on this 2-core machine
+# against Debian's 0.04 s) took schema_fresh, compare, mock_proxy and import_policy 73 s of CPU
+# instead of 22 s. FUSEBOX_TEST_PYTHON=path chooses another.
+TEST_PYTHON=${FUSEBOX_TEST_PYTHON:-/usr/bin/python3}
+if [ -x "$TEST_PYTHON" ] && [ "$(command -v python3)" != "$TEST_PYTHON" ]; then
+    mkdir -p "$LOGDIR/.bin"
+    ln -sf "$TEST_PYTHON" "$LOGDIR/.bin/python3"
+    PATH="$LOGDIR/.bin:$PATH"
+    export PATH
+fi
 passed=0
 failed=0
 skipped=0
@@ -131,21 +143,21 @@ $(grep '^not ok ' "$log" | grep -viE "$SKIP_RE" | sed "s|^|  $name: |")"
 # inconclusive, not failed, when the machine is busy.
 BACKGROUND="sweep_slurm"
 
-# The e2e suites that only compute (no real time, no server's timing, no build of their own):
-# two run at once, one per core, before the others (each of them takes one core: cli, report_pages,
-# check, ...); their lines come first, longest first.
+# The e2e suites that only compute (no real time, no server's timing, no build of their own),
+# longest first, on two lanes (each of them takes about one core: cli, report_pages, check, ...),
+# and beside them, on a third lane, the suites of the mock, the differential tests and import
+# (PAIRED_WAIT): most of their time is waiting on servers, loopback and timers (import 66 s of
+# wall time for 36 s of CPU, mock_load 15 s for 8 s), and each passes or says inconclusive beside
+# two busy loops (tests/README.md). A lane whose list is done takes the other's. Their lines come
+# first. Those that share an npm folder (mock_sdk, mock_verdict, mock_gemini: out/sdk) install
+# under tap.sh's lock, apt-get under another. The live driver's suites (live, live_compare,
+# live_otlp, live_busy) run alone after these: beside others, 10 of their checks said
+# inconclusive (the machine busy) in one run, alone 3 to 5. So do the suites that already use
+# both cores (docs_commands, tune, import_corpus, fuzz, regimes, seeds, fleet_scenarios,
+# sweep_interrupt).
 PAIRED="cli report_pages sweep_k8s ci_recipes check import_policy outputs schema checksrc
 conformance schema_fresh compare presets export_policy sweep strict install golden failfast
 sweep_parallel client_scenarios tune_library"
-# Then the suites of the mock, the differential tests and import, two at a time as well: most
-# of their time is waiting on servers, loopback and timers (import 60 s of wall time for 35 s of
-# CPU, mock_load 22 s for 17 s), and each passes or says inconclusive beside two busy loops
-# (tests/README.md), more than one other suite of these. Those that share an npm folder
-# (mock_sdk, mock_verdict, mock_gemini: out/sdk) install under tap.sh's lock, apt-get under
-# another. Longest first. The live driver's suites (live, live_compare, live_otlp, live_busy)
-# run alone after these: paired with them, 10 of their checks said inconclusive (the machine
-# busy) in one run, alone 3 to 5. So do the suites that already use both cores (docs_commands, tune,
-# import_corpus, fuzz, regimes, seeds, fleet_scenarios, sweep_interrupt).
 PAIRED_WAIT="import mock_verdict mock_load diff_sdk stress mock_sdk mock_gemini diff_gateway
 mock_proxy mock_valgrind mock_curl tap_npm"
 
@@ -189,6 +201,18 @@ for name in $BACKGROUND; do
     in_background "$name"
 done
 
+# The fuzz targets' build (clang, ASan and UBSan: 47 s of wall time, 80 s of CPU on 2 cores)
+# runs beside the unit binaries, which leave most of a core free; docs_commands and e2e/fuzz then
+# find it up to date (each runs `make V=fuzz CC=clang fuzz-build` as written, after it is
+# waited for, below). Without clang it is left to e2e/fuzz, which installs it; a build that
+# fails here (no libFuzzer runtime yet) is e2e/fuzz's to finish the same way.
+fuzz_pid=""
+if command -v clang >/dev/null 2>&1 && { want e2e "$@" || want fuzz "$@" || want docs_commands "$@"; }; then
+    make --no-print-directory V=fuzz CC=clang -j2 fuzz-build >"$LOGDIR/fuzz-build.log" 2>&1 &
+    fuzz_pid=$!
+    fuzz_t0=$(date +%s)
+fi
+
 # test_mock_limits spends its 17 s waiting on loopback timeouts (0.2 s of CPU): it runs beside
 # the other unit binaries (one core each) and is counted after them. Its real-time upper bounds
 # are skips with the reason on a busy machine (th_late); it passed 20 of 20, none skipped, twice
@@ -222,45 +246,68 @@ for name in $bg_unit; do
     count_background "$name" unit
 done
 
-# lanes SUITE...: the e2e suites named, in that order, two at a time: a lane that ends is counted
-# and given the next suite. Each one run joins pair_names. (count sets `name`: this loop's suite is
-# `pname`.)
-pair_names=""
-lanes() {
-    lane1="" lane2="" pid1="" pid2=""
-    for pname in "$@"; do
-        [ -f "tests/e2e/$pname.sh" ] || continue
-        want e2e $selected || want "$pname" $selected || continue
-        [ -n "$SANITIZED" ] && named "$pname" $RELEASE_ONLY && ! named "$pname" $selected && continue
-        pair_names="$pair_names $pname"
-        while [ -n "$pid1" ] && [ -n "$pid2" ]; do
-            if ! kill -0 "$pid1" 2>/dev/null; then
-                wait "$pid1"
-                count_background "$lane1"
-                pid1="" lane1=""
-            elif ! kill -0 "$pid2" 2>/dev/null; then
-                wait "$pid2"
-                count_background "$lane2"
-                pid2="" lane2=""
-            else
-                sleep 0.2
-            fi
-        done
-        in_background "$pname"
-        if [ -z "$pid1" ]; then pid1=$! lane1=$pname; else pid2=$! lane2=$pname; fi
-    done
-    for lane in 1 2; do
-        eval "p=\$pid$lane n=\$lane$lane"
-        [ -n "$p" ] || continue
-        wait "$p"
-        count_background "$n"
+# chosen SUITE...: those of the e2e suites named that this run runs, in that order.
+chosen() {
+    for _c in "$@"; do
+        [ -f "tests/e2e/$_c.sh" ] || continue
+        want e2e $selected || want "$_c" $selected || continue
+        [ -n "$SANITIZED" ] && named "$_c" $RELEASE_ONLY && ! named "$_c" $selected && continue
+        printf '%s ' "$_c"
     done
 }
+
+# take LANE: the next suite for a lane that is free: lanes 1 and 2 take PAIRED's first, lane 3
+# PAIRED_WAIT's; either takes the other list's once its own is done. Sets `pname` (empty: none).
+take() {
+    pname=""
+    if [ "$1" = 3 ]; then _order="wait paired"; else _order="paired wait"; fi
+    for _k in $_order; do
+        eval "_q=\$q_$_k"
+        [ -n "$_q" ] || continue
+        # shellcheck disable=SC2086
+        set -- $_q
+        pname=$1
+        shift
+        eval "q_$_k=\$*"
+        return
+    done
+}
+
+# The paired suites on three lanes: a lane that ends is counted and given the next suite. Each
+# one run joins pair_names. (count sets `name`: this loop's suite is `pname`.)
 selected="$*"
 # shellcheck disable=SC2086
-lanes $PAIRED
-# shellcheck disable=SC2086
-lanes $PAIRED_WAIT
+q_paired=$(chosen $PAIRED) q_wait=$(chosen $PAIRED_WAIT)
+pair_names="$q_paired $q_wait"
+# shellcheck disable=SC2034 # read through eval
+pid1="" pid2="" pid3="" lane1="" lane2="" lane3=""
+while :; do
+    busy=0
+    for lane in 1 2 3; do
+        p="" n=""
+        eval "p=\$pid$lane n=\$lane$lane"
+        if [ -n "$p" ] && ! kill -0 "$p" 2>/dev/null; then
+            wait "$p"
+            count_background "$n"
+            eval "pid$lane='' lane$lane=''"
+            p=""
+        fi
+        if [ -z "$p" ]; then
+            take "$lane"
+            [ -n "$pname" ] || continue
+            in_background "$pname"
+            eval "pid$lane=\$! lane$lane=\$pname"
+        fi
+        busy=1
+    done
+    [ "$busy" = 1 ] || break
+    sleep 0.2
+done
+
+if [ -n "$fuzz_pid" ]; then
+    wait "$fuzz_pid"
+    echo "(the fuzz targets' build beside the unit binaries: exit $?, $(($(date +%s) - fuzz_t0))s wall, $LOGDIR/fuzz-build.log)"
+fi
 
 for script in tests/e2e/*.sh; do
     [ -f "$script" ] || continue

@@ -118,6 +118,7 @@ EXIT = {
 # Commands that need the build: run in the repository the suite started from, as given here.
 # The fuzz build there is the one e2e/fuzz.sh then finds up to date (80 s of CPU saved: in
 # the clone it would be a second full build); on both cores (-j2: 47 s of wall time on one).
+# In a whole run tests/run.sh has built it beside the unit binaries: here make finds it done.
 IN_ROOT = {("README.md", "make unit T=breaker"): "make unit T=breaker V=" + V,
            ("docs/testing.md", "make V=fuzz CC=clang fuzz-build"): "make -j2 V=fuzz CC=clang fuzz-build"}
 # A command whose whole code block runs as one script (a server in the background).
