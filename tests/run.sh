@@ -203,14 +203,25 @@ done
 
 # The fuzz targets' build (clang, ASan and UBSan: 47 s of wall time, 80 s of CPU on 2 cores)
 # runs beside the unit binaries, which leave most of a core free; docs_commands and e2e/fuzz then
-# find it up to date (each runs `make V=fuzz CC=clang fuzz-build` as written, after it is
-# waited for, below). Without clang it is left to e2e/fuzz, which installs it; a build that
+# find it up to date (each runs `make V=fuzz CC=clang fuzz-build` as written, after the lanes
+# below have waited for it). Without clang it is left to e2e/fuzz, which installs it; a build that
 # fails here (no libFuzzer runtime yet) is e2e/fuzz's to finish the same way.
-fuzz_pid=""
+# It is not this shell's child (a subshell starts it and exits): reaped by this shell, its CPU
+# would be counted in whichever suite was running then; it leaves its exit code, end and CPU in
+# LOGDIR/.fuzz-build.PID, which the lanes wait for.
+fuzz_done=""
 if command -v clang >/dev/null 2>&1 && { want e2e "$@" || want fuzz "$@" || want docs_commands "$@"; }; then
-    make --no-print-directory V=fuzz CC=clang -j2 fuzz-build >"$LOGDIR/fuzz-build.log" 2>&1 &
-    fuzz_pid=$!
+    fuzz_done="$LOGDIR/.fuzz-build.$$"
     fuzz_t0=$(date +%s)
+    rm -f "$fuzz_done" "$fuzz_done.tmp"
+    (
+        (
+            make --no-print-directory V=fuzz CC=clang -j2 fuzz-build >"$LOGDIR/fuzz-build.log" 2>&1
+            echo "$? $(date +%s)" >"$fuzz_done.tmp"
+            times >>"$fuzz_done.tmp"
+            mv "$fuzz_done.tmp" "$fuzz_done"
+        ) &
+    )
 fi
 
 # test_mock_limits spends its 17 s waiting on loopback timeouts (0.2 s of CPU): it runs beside
@@ -273,6 +284,15 @@ take() {
     done
 }
 
+# the lanes wait for it: beside it, import's live run said inconclusive (the machine held)
+if [ -n "$fuzz_done" ]; then
+    while [ ! -f "$fuzz_done" ]; do sleep 0.2; done
+    read -r frc fend <"$fuzz_done"
+    fcpu=$(awk 'NR == 3 { gsub(/[ms]/, " "); printf "%.1f", $1 * 60 + $2 + $3 * 60 + $4 }' "$fuzz_done")
+    echo "(the fuzz targets' build beside the unit binaries: exit $frc, $((fend - fuzz_t0))s wall, ${fcpu}s cpu, not in the total below; $LOGDIR/fuzz-build.log)"
+    rm -f "$fuzz_done"
+fi
+
 # The paired suites on three lanes: a lane that ends is counted and given the next suite. Each
 # one run joins pair_names. (count sets `name`: this loop's suite is `pname`.)
 selected="$*"
@@ -303,11 +323,6 @@ while :; do
     [ "$busy" = 1 ] || break
     sleep 0.2
 done
-
-if [ -n "$fuzz_pid" ]; then
-    wait "$fuzz_pid"
-    echo "(the fuzz targets' build beside the unit binaries: exit $?, $(($(date +%s) - fuzz_t0))s wall, $LOGDIR/fuzz-build.log)"
-fi
 
 for script in tests/e2e/*.sh; do
     [ -f "$script" ] || continue
