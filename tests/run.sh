@@ -285,12 +285,19 @@ take() {
 }
 
 # the lanes wait for it: beside it, import's live run said inconclusive (the machine held)
+# (at most FUZZ_BUILD_WAIT seconds, default 1800: a build killed before it could say so is
+# e2e/fuzz's to redo, said here)
 if [ -n "$fuzz_done" ]; then
-    while [ ! -f "$fuzz_done" ]; do sleep 0.2; done
-    read -r frc fend <"$fuzz_done"
-    fcpu=$(awk 'NR == 3 { gsub(/[ms]/, " "); printf "%.1f", $1 * 60 + $2 + $3 * 60 + $4 }' "$fuzz_done")
-    echo "(the fuzz targets' build beside the unit binaries: exit $frc, $((fend - fuzz_t0))s wall, ${fcpu}s cpu, not in the total below; $LOGDIR/fuzz-build.log)"
-    rm -f "$fuzz_done"
+    fwait=$(($(date +%s) + ${FUZZ_BUILD_WAIT:-1800}))
+    while [ ! -f "$fuzz_done" ] && [ "$(date +%s)" -lt "$fwait" ]; do sleep 0.2; done
+    if [ -f "$fuzz_done" ]; then
+        read -r frc fend <"$fuzz_done"
+        fcpu=$(awk 'NR == 3 { gsub(/[ms]/, " "); printf "%.1f", $1 * 60 + $2 + $3 * 60 + $4 }' "$fuzz_done")
+        echo "(the fuzz targets' build beside the unit binaries: exit $frc, $((fend - fuzz_t0))s wall, ${fcpu}s cpu, not in the total below; $LOGDIR/fuzz-build.log)"
+        rm -f "$fuzz_done"
+    else
+        echo "(the fuzz targets' build beside the unit binaries did not finish in ${FUZZ_BUILD_WAIT:-1800}s: e2e/fuzz builds them; $LOGDIR/fuzz-build.log)"
+    fi
 fi
 
 # The paired suites on three lanes: a lane that ends is counted and given the next suite. Each
