@@ -2,19 +2,17 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "cli/cli.h"
 #include "scenario/scenario.h"
 #include "core/version.h"
+#include "util/mem.h"
 
 struct command {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *synopsis;
-    bool many_runs; /* simulates many runs in one process: keep_freed_memory */
+    bool many_runs; /* simulates many runs in one process: util_mem_keep_freed */
 };
 
 static const struct command commands[] = {
@@ -72,22 +70,6 @@ static void unknown(const char *name, const char *what) {
     fputs("; the commands: fusebox --help\n", stderr);
 }
 
-/* A command that simulates many runs keeps the memory it frees. glibc maps each block of 128 KiB or
-   more apart and unmaps it when freed, and gives the top of its heap back past 128 KiB free, so
-   every simulation of a sweep, tune or check faulted its pools and calendar in again: 386 pages a
-   run of a small scenario, at about 7 us a fault on a virtual machine, half of a sweep's CPU.
-   Blocks up to 32 MiB (glibc's most) now come from the heap, which keeps up to 64 MiB free at its
-   top: a sweep of 729 runs took 281,579 faults and 3.5 s of CPU, now 3,128 and 0.4 s
-   (docs/performance.md). Not `run`, whose one run a variant gains nothing (a naive flagship hour
-   peaked at 42 MiB instead of 34), nor the mock, whose --max-memory counts on what it frees
-   going back. */
-static void keep_freed_memory(void) {
-#if defined(__GLIBC__)
-    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20); /* a hint: without it, only slower */
-    (void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
-#endif
-}
-
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
@@ -117,7 +99,7 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(name, commands[i].name) == 0) {
-            if (commands[i].many_runs) keep_freed_memory();
+            if (commands[i].many_runs) util_mem_keep_freed();
             return commands[i].fn(argc - 1, argv + 1);
         }
     unknown(name, "");

@@ -16,6 +16,7 @@
 
 #include "sweep/tune.h"
 #include "tests/unit/helpers.h"
+#include "util/mem.h"
 
 static void plan_fidelities_are_thirds_up_to_the_seeds(void **state) {
     (void)state;
@@ -308,6 +309,7 @@ static void a_budget_below_the_smallest_search_is_refused(void **state) {
 }
 
 int main(void) {
+    util_mem_keep_freed(); /* as `fusebox tune` does: its runs at the allocator's settings */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_fidelities_are_thirds_up_to_the_seeds),
         cmocka_unit_test(plan_cost_counts_each_seed_once),
