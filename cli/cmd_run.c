@@ -39,8 +39,9 @@ static void usage(FILE *f) {
           "                       in the --policy litellm layers, the config's deployments\n"
           "                       of NAME (LiteLLM's provider, model or model_info.id) are\n"
           "                       the scenario's PROVIDER, e.g. azure=openai (repeatable)\n"
-          "  -j, --jobs N         simulate up to N variants at once, in threads (default:\n"
-          "                       the CPUs; the files are the same bytes for any N)\n"
+          "  -j, --jobs N         simulate up to N variants at once, in threads, then draw\n"
+          "                       up to N charts at once (default: the CPUs; the files are\n"
+          "                       the same bytes for any N)\n"
           "      --strict         the scenario's warnings (a likely mistake the loader\n"
           "                       accepts, e.g. opossum's errorThresholdPercentage: 0.5)\n"
           "                       are errors (exit 2)\n"
@@ -278,6 +279,7 @@ static int run_into(const char *dir, const args *o, const sim_scenario *sc, runs
                     cli_writer *w) {
     int status = cli_writer_open(w, "run", dir, sc, !o->quiet && isatty(STDERR_FILENO));
     w->stop = &cli_stop_signal;
+    w->jobs = o->jobs; /* the charts at once, as the variants */
     if (status == CLI_OK) status = run_variants(o, sc, w, r);
     return cli_writer_close(w, "run", dir, r->sums, r->n, o->charts, status);
 }

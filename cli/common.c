@@ -234,7 +234,7 @@ static bool stopped(const cli_writer *w) {
 static bool write_charts(cli_writer *w, const char *cmd, sim_summary *const *sums, size_t n,
                          int *status) {
     char msg[512];
-    int rc = rep_charts(w->out.stage, w->sc, sums, n, w->warning, msg, sizeof msg);
+    int rc = rep_charts(w->out.stage, w->sc, sums, n, w->warning, w->jobs, msg, sizeof msg);
     if (rc == FB_OK || stopped(w)) return true; /* interrupted: the charts are dropped */
     /* the messages name the files where they will be, not where they are staged */
     char *st = strstr(msg, "/" CLI_STAGE_NAME);

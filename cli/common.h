@@ -70,6 +70,7 @@ typedef struct cli_writer {
     bool interrupted; /* after closing: report.json says "interrupted" */
     /* set before closing, or NULL: heads report.html (its first line the title, then items) */
     const char *warning;
+    unsigned jobs; /* gnuplots drawing the charts at once (0: the CPUs; run's --jobs) */
     /* the reason a write to csv or events failed where the stream cannot keep it (a write
      * straight from a buffer of the caller's), reported by the close instead of EIO; 0: none */
     int csv_errno, events_errno;

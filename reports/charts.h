@@ -17,10 +17,11 @@
 
 /*
  * Returns FB_OK, or an error with a message (gnuplot missing or failing, I/O). `warning`,
- * when not NULL, heads report.html (rep_html).
+ * when not NULL, heads report.html (rep_html). Up to `jobs` gnuplots draw at once (0: the
+ * CPUs online); the files are the same for any `jobs`.
  */
 int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,
-               const char *warning, char *msg, size_t msglen);
+               const char *warning, unsigned jobs, char *msg, size_t msglen);
 
 /* The charts a report has, in the order the page shows them. */
 typedef struct rep_chart_info {

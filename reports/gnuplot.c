@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -28,8 +30,18 @@ int rep_gnuplot_find(char *buf, size_t len) {
     return FB_ENOTFOUND;
 }
 
-int rep_gnuplot_run(const char *gnuplot, const char *dir, const char *script, char *msg,
-                    size_t msglen) {
+/* One gnuplot at work: its stderr, read as it comes (a full pipe would stall it). */
+typedef struct gp_child {
+    pid_t pid;
+    int fd;        /* the read end of its stderr; -1 once read to its end */
+    size_t script; /* its place in the list */
+    size_t used;
+    char err[512];
+} gp_child;
+
+/* Start `gnuplot -d SCRIPT` in DIR, its stderr into a pipe. FB_OK, or FB_EIO with the reason. */
+static int gp_start(gp_child *c, const char *gnuplot, const char *dir, const char *script,
+                    char *msg, size_t msglen) {
     int fds[2];
     if (pipe(fds) != 0) {
         snprintf(msg, msglen, "pipe: %s", strerror(errno));
@@ -55,21 +67,33 @@ int rep_gnuplot_run(const char *gnuplot, const char *dir, const char *script, ch
         _exit(127);
     }
     close(fds[1]);
-    char err[512];
-    size_t used = 0;
-    for (;;) {
-        char buf[512];
-        ssize_t r = read(fds[0], buf, sizeof buf);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        size_t take = (size_t)r < sizeof err - 1 - used ? (size_t)r : sizeof err - 1 - used;
-        memcpy(err + used, buf, take);
-        used += take;
+    c->pid = pid;
+    c->fd = fds[0];
+    c->used = 0;
+    return FB_OK;
+}
+
+/* Read what child c wrote; at its end, close the pipe. */
+static void gp_read(gp_child *c) {
+    char buf[512];
+    ssize_t r = read(c->fd, buf, sizeof buf);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (r <= 0) {
+        close(c->fd);
+        c->fd = -1;
+        return;
     }
-    err[used] = '\0';
-    close(fds[0]);
+    size_t room = sizeof c->err - 1 - c->used;
+    size_t take = (size_t)r < room ? (size_t)r : room;
+    memcpy(c->err + c->used, buf, take);
+    c->used += take;
+}
+
+/* Wait for child c (its pipe read to its end): FB_OK, or FB_EIO with its message in msg. */
+static int gp_finish(gp_child *c, const char *gnuplot, const char *dir, const char *script,
+                     char *msg, size_t msglen) {
     int status;
-    while (waitpid(pid, &status, 0) < 0) {
+    while (waitpid(c->pid, &status, 0) < 0) {
         if (errno != EINTR) {
             snprintf(msg, msglen, "waitpid: %s", strerror(errno));
             return FB_EIO;
@@ -77,14 +101,80 @@ int rep_gnuplot_run(const char *gnuplot, const char *dir, const char *script, ch
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return FB_OK;
     /* gnuplot's message is short and mostly on its last lines; keep them on one line */
-    for (char *p = err; *p; p++)
+    c->err[c->used] = '\0';
+    for (char *p = c->err; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
     if (WIFEXITED(status) && WEXITSTATUS(status) >= 126)
         snprintf(msg, msglen, "cannot run %s in %s", gnuplot, dir);
     else
         snprintf(msg, msglen, "gnuplot failed on %s/%s: %s", dir, script,
-                 used ? err : "(no message)");
+                 c->used ? c->err : "(no message)");
     return FB_EIO;
+}
+
+int rep_gnuplot_run_all(const char *gnuplot, const char *dir, const char *const *scripts, size_t n,
+                        unsigned jobs, char *msg, size_t msglen) {
+    if (jobs == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = cpus > 0 ? (unsigned)cpus : 1;
+    }
+    if (jobs > REP_GNUPLOT_JOBS_MAX) jobs = REP_GNUPLOT_JOBS_MAX;
+    gp_child kids[REP_GNUPLOT_JOBS_MAX];
+    struct pollfd pfd[REP_GNUPLOT_JOBS_MAX];
+    size_t next = 0, running = 0;
+    size_t failed = n; /* the first script (in the list's order) that failed, n: none */
+    char failed_msg[1024] = "";
+    while (running > 0 || (next < n && failed == n)) {
+        /* no new one after a failure: every script before it has started, so the failure
+           reported is the first in the list's order, however the children were timed */
+        while (running < jobs && next < n && failed == n) {
+            gp_child *c = &kids[running];
+            char why[256];
+            if (gp_start(c, gnuplot, dir, scripts[next], why, sizeof why) != FB_OK) {
+                failed = next;
+                snprintf(failed_msg, sizeof failed_msg, "%s", why);
+                break;
+            }
+            c->script = next++;
+            running++;
+        }
+        if (running == 0) break;
+        for (size_t k = 0; k < running; k++) {
+            pfd[k].fd = kids[k].fd;
+            pfd[k].events = POLLIN;
+            pfd[k].revents = 0;
+        }
+        if (poll(pfd, (nfds_t)running, -1) < 0 && errno != EINTR) {
+            /* cannot wait on the pipes: read each to its end in turn */
+            for (size_t k = 0; k < running; k++) pfd[k].revents = POLLIN;
+        }
+        for (size_t k = 0; k < running;) {
+            gp_child *c = &kids[k];
+            if (pfd[k].revents != 0) gp_read(c);
+            if (c->fd >= 0) {
+                k++;
+                continue;
+            }
+            char why[1024];
+            if (gp_finish(c, gnuplot, dir, scripts[c->script], why, sizeof why) != FB_OK &&
+                c->script < failed) {
+                failed = c->script;
+                snprintf(failed_msg, sizeof failed_msg, "%s", why);
+            }
+            /* the last child takes its place (and its poll entry, already read or not) */
+            kids[k] = kids[running - 1];
+            pfd[k] = pfd[running - 1];
+            running--;
+        }
+    }
+    if (failed == n) return FB_OK;
+    snprintf(msg, msglen, "%s", failed_msg);
+    return FB_EIO;
+}
+
+int rep_gnuplot_run(const char *gnuplot, const char *dir, const char *script, char *msg,
+                    size_t msglen) {
+    return rep_gnuplot_run_all(gnuplot, dir, &script, 1, 1, msg, msglen);
 }
 
 void rep_gnuplot_quote(FILE *f, const char *s) {

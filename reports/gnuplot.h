@@ -20,6 +20,15 @@ int rep_gnuplot_find(char *buf, size_t len);
  */
 int rep_gnuplot_run(const char *gnuplot, const char *dir, const char *script, char *msg,
                     size_t msglen);
+/*
+ * Run scripts[0..n) so, up to `jobs` gnuplots at once (0: the CPUs online; at most
+ * REP_GNUPLOT_JOBS_MAX). None starts after one fails; FB_EIO then says what the first
+ * failing script in the list's order said, as rep_gnuplot_run would have, whatever the
+ * children's timing. Each script must write files of its own.
+ */
+#define REP_GNUPLOT_JOBS_MAX 16
+int rep_gnuplot_run_all(const char *gnuplot, const char *dir, const char *const *scripts, size_t n,
+                        unsigned jobs, char *msg, size_t msglen);
 
 /*
  * A string in a script: single-quoted, where nothing is an escape but ''

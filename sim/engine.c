@@ -347,7 +347,7 @@ static void progress(sim *s) {
  * tuned variant 33 instructions an event for no time saved (farm-bench).
  */
 #define PREFETCH_FROM 4096 /* requests: 480 KiB, with their attempts past a 512 KiB L2 */
-#define PREFETCH_ATT 4     /* events ahead: an attempt's lines */
+#define PREFETCH_ATT 4     /* events ahead: an attempt's line (one: the layout, docs/engine.md) */
 #define PREFETCH_REQ 2     /* events ahead: the request's lines, its attempt's arrived by then */
 /* The end of what an attempt touches of its request: its first hop's per-attempt part. */
 #define REQ_HOT_END (offsetof(req, hops) + offsetof(hop, first_outcome) + 1)

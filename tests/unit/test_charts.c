@@ -258,7 +258,7 @@ static int teardown(void **state) {
 
 static void run_charts(fixture *fx) {
     char msg[1024] = "";
-    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, NULL, msg, sizeof msg);
+    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, NULL, 0, msg, sizeof msg);
     if (rc != FB_OK) print_message("rep_charts: %s\n", msg);
     assert_int_equal(rc, FB_OK);
 }
@@ -425,7 +425,7 @@ static void charts_reject_timeseries_of_another_scenario(void **state) {
     fixture *fx = *state;
     snprintf(fx->sc->providers[1].name, SIM_NAME_MAX, "mistral");
     char msg[1024] = "";
-    assert_int_equal(rep_charts(fx->dir, fx->sc, fx->sums, 2, NULL, msg, sizeof msg), FB_EPARSE);
+    assert_int_equal(rep_charts(fx->dir, fx->sc, fx->sums, 2, NULL, 0, msg, sizeof msg), FB_EPARSE);
     assert_non_null(strstr(msg, "timeseries.csv"));
     assert_non_null(strstr(msg, "header"));
 }
@@ -440,7 +440,7 @@ static void charts_fold_long_runs_into_per_second_points(void **state) {
     sim_summary *sums[1] = {make_summary("naive", false)};
     write_run(dir, sc, sums, 1);
     char msg[1024] = "";
-    int rc = rep_charts(dir, sc, sums, 1, NULL, msg, sizeof msg);
+    int rc = rep_charts(dir, sc, sums, 1, NULL, 0, msg, sizeof msg);
     assert_true(rc == FB_OK || rc == FB_ENOTFOUND); /* the data files do not need gnuplot */
     char *data = slurp2(dir, "charts/data_naive.dat", NULL);
     assert_non_null(data);
@@ -503,7 +503,7 @@ static int charts_without_gnuplot(fixture *fx, char *msg, size_t len) {
     const char *old = getenv("PATH");
     char *saved = old ? strdup(old) : NULL;
     setenv("PATH", fx->dir, 1);
-    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, NULL, msg, len);
+    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, NULL, 0, msg, len);
     if (saved) {
         setenv("PATH", saved, 1);
         free(saved);
@@ -616,6 +616,66 @@ static void charts_without_gnuplot_name_the_package_and_still_write_the_page(voi
     free(gp);
 }
 
+/* Write DIR/NAME with `text`, mode `mode`. */
+static void put_file(const char *dir, const char *name, const char *text, mode_t mode) {
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+/* rep_gnuplot_run_all on a stand-in gnuplot (a shell script that does what each script's first
+ * line says): every script runs, up to `jobs` at once; after a failure none starts; the error is
+ * the first failing script's in the list's order, whichever failed first in time (here the
+ * second fails at once and the first a moment later). */
+static void gnuplot_run_all_reports_the_first_failure_in_order(void **state) {
+    fixture *fx = *state;
+    char gp[160];
+    snprintf(gp, sizeof gp, "%s/gnuplot", fx->dir);
+    put_file(fx->dir, "gnuplot",
+             "#!/bin/sh\n# gnuplot -d SCRIPT: run the script's first line\n"
+             "eval \"$(head -n 1 \"$2\")\"\n",
+             0755);
+    put_file(fx->dir, "ok1.gp", "touch ok1.done\n", 0644);
+    put_file(fx->dir, "ok2.gp", "touch ok2.done\n", 0644);
+    put_file(fx->dir, "ok3.gp", "touch ok3.done\n", 0644);
+    put_file(fx->dir, "late.gp", "sleep 0.3; echo 'late: line 1: bad' >&2; exit 1\n", 0644);
+    put_file(fx->dir, "soon.gp", "echo 'soon: line 1: worse' >&2; exit 1\n", 0644);
+    char msg[1024] = "";
+    const char *all_ok[] = {"ok1.gp", "ok2.gp", "ok3.gp"};
+    for (unsigned jobs = 0; jobs <= 3; jobs++) {
+        assert_int_equal(rep_gnuplot_run_all(gp, fx->dir, all_ok, 3, jobs, msg, sizeof msg), FB_OK);
+        for (int k = 1; k <= 3; k++) {
+            char done[32];
+            snprintf(done, sizeof done, "ok%d.done", k);
+            char path[200];
+            snprintf(path, sizeof path, "%s/%s", fx->dir, done);
+            assert_int_equal(access(path, F_OK), 0);
+            assert_int_equal(unlink(path), 0);
+        }
+    }
+    const char *two_fail[] = {"ok1.gp", "late.gp", "soon.gp", "ok2.gp"};
+    assert_int_equal(rep_gnuplot_run_all(gp, fx->dir, two_fail, 4, 4, msg, sizeof msg), FB_EIO);
+    assert_non_null(strstr(msg, "gnuplot failed on "));
+    assert_non_null(strstr(msg, "/late.gp: late: line 1: bad"));
+    assert_null(strstr(msg, "worse"));
+    /* one at a time: nothing starts after late.gp fails */
+    char path[200];
+    snprintf(path, sizeof path, "%s/ok2.done", fx->dir);
+    unlink(path);
+    assert_int_equal(rep_gnuplot_run_all(gp, fx->dir, two_fail, 4, 1, msg, sizeof msg), FB_EIO);
+    assert_non_null(strstr(msg, "/late.gp: late: line 1: bad"));
+    assert_int_equal(access(path, F_OK), -1);
+    /* a gnuplot that cannot start */
+    const char *one[] = {"ok1.gp"};
+    snprintf(path, sizeof path, "%s/no-such-gnuplot", fx->dir);
+    assert_int_equal(rep_gnuplot_run_all(path, fx->dir, one, 1, 2, msg, sizeof msg), FB_EIO);
+    assert_non_null(strstr(msg, "cannot run "));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(charts_draws_every_chart_as_png_svg_and_script, setup,
@@ -638,6 +698,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(
             charts_without_gnuplot_name_the_package_and_still_write_the_page, setup, teardown),
+        cmocka_unit_test_setup_teardown(gnuplot_run_all_reports_the_first_failure_in_order, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
