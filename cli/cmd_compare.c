@@ -345,7 +345,14 @@ static bool draw(const char *outdir, const rep_cmp_side *a, const rep_cmp *c, ch
     }
     char dir[1100];
     snprintf(dir, sizeof dir, "%s/charts", outdir);
-    return rep_gnuplot_run(gp, dir, "compare.gp", msg, len) == FB_OK;
+    if (rep_gnuplot_run(gp, dir, "compare.gp", msg, len) != FB_OK) return false;
+    for (size_t i = 0, k = 0; i < c->count && k < CMP_CHARTED_MAX; i += headline_count(), k++)
+        for (size_t q = 0; q < NSERIES; q++) {
+            char svg[1200];
+            snprintf(svg, sizeof svg, "%s/cmp_%zu_%zu.svg", dir, k, q);
+            if (rep_gnuplot_check_drawing(svg, msg, len) != FB_OK) return false;
+        }
+    return true;
 }
 
 static void copy_into(FILE *to, const char *path) {

@@ -37,7 +37,7 @@ static const struct command commands[] = {
     {"presets", cli_cmd_presets, "presets [NAME] [--markdown]                    library presets",
      false},
     {"import", cli_cmd_import,
-     "import FILE [-o SCENARIO] [...]                logs of a bad hour as a scenario", true},
+     "import FILE [-o SCENARIO] [...]                logs of a bad hour as a scenario", false},
     {"import-policy", cli_cmd_import_policy,
      "import-policy KIND FILE                        a library's config as layers", false},
     {"export-policy", cli_cmd_export_policy,

@@ -1386,6 +1386,18 @@ static int run_gnuplot(charts *c, const char *gnuplot, const char *const *script
     return rc == FB_OK ? FB_OK : fail(c, rc, "%s", msg);
 }
 
+/* After gnuplot: every chart drawn is whole as PNG and SVG, else the first that is not. */
+static int check_drawings(charts *c, const char *const *scripts, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        for (int e = 0; e < 2; e++) {
+            char stem[32], path[PATH_LEN];
+            snprintf(stem, sizeof stem, "%.*s", (int)(strlen(scripts[k]) - 3), scripts[k]);
+            chart_path(c, path, stem, e ? ".svg" : ".png");
+            if (rep_gnuplot_check_drawing(path, c->msg, c->msglen) != FB_OK) return FB_EIO;
+        }
+    return FB_OK;
+}
+
 /* Write chart k's script (and remove its old drawings); `script` gets its name when the run
    draws it, else "". */
 static int write_chart(charts *c, size_t k, char *script, size_t len) {
@@ -1498,8 +1510,10 @@ int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums
         rc = write_chart(&c, k, names[k], sizeof names[k]);
         if (rc == FB_OK && names[k][0] != '\0') scripts[drawn++] = names[k];
     }
-    if (rc == FB_OK && have_gnuplot && drawn > 0)
+    if (rc == FB_OK && have_gnuplot && drawn > 0) {
         rc = run_gnuplot(&c, gnuplot, scripts, drawn, jobs);
+        if (rc == FB_OK) rc = check_drawings(&c, scripts, drawn);
+    }
     if (rc == FB_OK) {
         /* the page is useful without charts: write it, then report what is missing */
         rc = rep_html(dir, sc, sums, n, warning, have_gnuplot ? NULL : note, msg, msglen);

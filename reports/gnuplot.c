@@ -3,10 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +51,10 @@ static int gp_start(gp_child *c, const char *gnuplot, const char *dir, const cha
         snprintf(msg, msglen, "pipe: %s", strerror(errno));
         return FB_EIO;
     }
+    /* closed at exec: a later gnuplot does not hold the earlier ones' pipes (its stderr is a
+       dup2, which does not inherit the flag) */
+    (void)fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
@@ -77,7 +85,7 @@ static int gp_start(gp_child *c, const char *gnuplot, const char *dir, const cha
 static void gp_read(gp_child *c) {
     char buf[512];
     ssize_t r = read(c->fd, buf, sizeof buf);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (r < 0 && errno == EINTR) return;
     if (r <= 0) {
         close(c->fd);
         c->fd = -1;
@@ -175,6 +183,45 @@ int rep_gnuplot_run_all(const char *gnuplot, const char *dir, const char *const 
 int rep_gnuplot_run(const char *gnuplot, const char *dir, const char *script, char *msg,
                     size_t msglen) {
     return rep_gnuplot_run_all(gnuplot, dir, &script, 1, 1, msg, msglen);
+}
+
+/* Does the drawing at `path` end as a whole PNG (its IEND chunk) or SVG ("</svg>") does? */
+static bool drawing_whole(const char *path, bool svg) {
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+    unsigned char tail[16];
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return false;
+    size_t got = 0;
+    if (fseek(f, -(long)sizeof tail, SEEK_END) == 0) got = fread(tail, 1, sizeof tail, f);
+    fclose(f);
+    if (got < sizeof iend) return false;
+    if (!svg) return memcmp(tail + got - sizeof iend, iend, sizeof iend) == 0;
+    size_t end = got;
+    while (end > 0 && (tail[end - 1] == '\n' || tail[end - 1] == ' ')) end--;
+    return end >= 6 && memcmp(tail + end - 6, "</svg>", 6) == 0;
+}
+
+/* Why a drawing is incomplete, as the system would have said had gnuplot reported it: a disk
+   with (almost) no room left, or a file at the size limit (ulimit -f); else unknown. */
+static const char *why_incomplete(const char *path) {
+    struct statvfs fs;
+    if (statvfs(path, &fs) == 0 && (double)fs.f_bavail * (double)fs.f_frsize < 65536)
+        return strerror(ENOSPC);
+    struct rlimit lim;
+    struct stat st;
+    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+        stat(path, &st) == 0 && (rlim_t)st.st_size >= lim.rlim_cur)
+        return strerror(EFBIG);
+    return "the reason is not known (gnuplot does not report a failed write)";
+}
+
+int rep_gnuplot_check_drawing(const char *path, char *msg, size_t msglen) {
+    size_t n = strlen(path);
+    bool svg = n >= 4 && strcmp(path + n - 4, ".svg") == 0;
+    if (drawing_whole(path, svg)) return FB_OK;
+    snprintf(msg, msglen, "cannot write %s: %s (gnuplot left it incomplete)", path,
+             why_incomplete(path));
+    return FB_EIO;
 }
 
 void rep_gnuplot_quote(FILE *f, const char *s) {

@@ -24,11 +24,20 @@ int rep_gnuplot_run(const char *gnuplot, const char *dir, const char *script, ch
  * Run scripts[0..n) so, up to `jobs` gnuplots at once (0: the CPUs online; at most
  * REP_GNUPLOT_JOBS_MAX). None starts after one fails; FB_EIO then says what the first
  * failing script in the list's order said, as rep_gnuplot_run would have, whatever the
- * children's timing. Each script must write files of its own.
+ * children's timing. Each script must write files of its own; on success the files are the
+ * same for any `jobs` (after a failure, which later scripts ran depends on it).
  */
 #define REP_GNUPLOT_JOBS_MAX 16
 int rep_gnuplot_run_all(const char *gnuplot, const char *dir, const char *const *scripts, size_t n,
                         unsigned jobs, char *msg, size_t msglen);
+
+/*
+ * After gnuplot exited 0: is the PNG or SVG at `path` whole (a PNG's last chunk, an SVG's
+ * closing tag)? gnuplot exits 0 when it cannot write its output (a full disk leaves an empty
+ * PNG). FB_OK, or FB_EIO with "cannot write PATH: REASON (gnuplot left it incomplete)" in msg,
+ * the reason a full disk's or a file size limit's when the file system or the limit says so.
+ */
+int rep_gnuplot_check_drawing(const char *path, char *msg, size_t msglen);
 
 /*
  * A string in a script: single-quoted, where nothing is an escape but ''

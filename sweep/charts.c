@@ -456,7 +456,9 @@ static int write_chart(const sweep *sw, const char *charts, chart_kind kind, con
     int drc = sweep_close_checked(dat, dpath, rc == FB_OK ? msg : NULL, rc == FB_OK ? msglen : 0);
     if (rc == FB_OK) rc = drc;
     if (rc != FB_OK) return rc;
-    return gnuplot ? rep_gnuplot_run(gnuplot, charts, script, msg, msglen) : FB_OK;
+    if (gnuplot == NULL) return FB_OK;
+    rc = rep_gnuplot_run(gnuplot, charts, script, msg, msglen);
+    return rc == FB_OK ? rep_gnuplot_check_drawing(ppath, msg, msglen) : rc;
 }
 
 int sweep_write_charts(const sweep *sw, const char *dir, char *msg, size_t msglen) {

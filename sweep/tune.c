@@ -1998,7 +1998,9 @@ static int write_chart(const sweep_tune *t, const char *dir, const char *name, c
     if (rc != FB_OK) return sweep_fail(msg, msglen, rc, "out of memory");
     if (grc != FB_OK) return grc;
     if (drc != FB_OK) return drc;
-    return gnuplot ? rep_gnuplot_run(gnuplot, dir, script, msg, msglen) : FB_OK;
+    if (gnuplot == NULL) return FB_OK;
+    int prc = rep_gnuplot_run(gnuplot, dir, script, msg, msglen);
+    return prc == FB_OK ? rep_gnuplot_check_drawing(ppath, msg, msglen) : prc;
 }
 
 int sweep_tune_write_charts(sweep_tune *t, const char *dir, char *msg, size_t msglen) {

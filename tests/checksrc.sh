@@ -19,6 +19,8 @@
 #      libraries loaded at first use (util/curl_dl.c, mockserver/mhd_dl.c) define
 #      their functions under the library's names (curl_, MHD_).
 cd "${1:-$(dirname "$0")/..}" || exit 2
+# bytes, not characters: a source's stray byte or letter beyond ASCII reads the same everywhere
+export LC_ALL=C
 BUILD=${BUILD:-build/release}
 LIMIT=70
 out=$(mktemp)
@@ -48,7 +50,7 @@ MODULES="util core scenario sim import live mockserver reports sweep cli"
 set --
 for dir in $MODULES; do
     [ -d "$dir" ] || continue
-    for f in "$dir"/*.[ch]; do [ -f "$f" ] && set -- "$@" "$f"; done
+    for f in "$dir"/*.[ch]; do [ -f "$f" ] && [ -r "$f" ] && set -- "$@" "$f"; done
 done
 table=""
 for dir in $MODULES; do table="$table$dir=$(allowed "$dir");"; done
@@ -87,7 +89,7 @@ FNR == 1 {
 {
     # 1. includes: a project header from a folder the table does not allow
     if (ok[dir] != "*" && $0 ~ /^[[:space:]]*#[[:space:]]*include[[:space:]]*"/) {
-        inc = $0; sub(/"[^"]*$/, "", inc); sub(/.*"/, "", inc)
+        inc = $0; sub(/"[^"]*$/, "", inc); sub(/.*"/, "", inc); gsub(/^[ \t]+|[ \t]+$/, "", inc)
         top = inc; sub(/\/.*/, "", top)
         if (top != inc) {
             pass = 0; m = split(ok[dir], al, " ")
@@ -131,14 +133,15 @@ for dir in $MODULES; do
         [ -f "$o" ] && [ -f "$dir/${b%.o}.c" ] && set -- "$@" "$o"
     done
 done
-if [ $# -gt 0 ]; then
-    nm -A -g --defined-only "$@" | awk -v build="$BUILD" '
+if ls "$BUILD"/*/*.o >/dev/null 2>&1; then
+    [ $# -gt 0 ] && nm -A -g --defined-only "$@" | awk -v build="$BUILD" '
         function prefix(d) {
             if (d == "core") return "fb_"; if (d == "util") return "util_"
             if (d == "scenario") return "scn_"; if (d == "import") return "imp_"
             if (d == "mockserver") return "mock_"; if (d == "reports") return "rep_"
             return d "_" }
-        { k = index($0, ":"); o = substr($0, 1, k - 1); $0 = substr($0, k + 1) }
+        # "OBJECT:VALUE TYPE NAME": the object is all before the last colon (a symbol has none)
+        { match($0, /:[^:]*$/); o = substr($0, 1, RSTART - 1); $0 = substr($0, RSTART + 1) }
         $3 ~ /^__(odr_asan|asan|ubsan|sancov|tsan)/ { next } # what a sanitizer adds
         # a library loaded at first use defines its own functions under their names
         o ~ /\/curl_dl\.o$/ && $3 ~ /^curl_/ { next }

@@ -37,16 +37,18 @@ static inline void util_mem_huge(void *p, size_t n) {
 #endif
 }
 
-/* For a process that simulates many runs one after the other (sweep, tune, check, import): keep
-   the memory it frees. glibc maps each block of 128 KiB or more apart and unmaps it when freed,
-   and gives the top of its heap back past 128 KiB free, so every run faulted its pools and
-   calendar in again: 386 pages a run of a small scenario, at about 7 us a fault on a virtual
-   machine, half of a sweep's CPU. Blocks up to 32 MiB (glibc's most) then come from the heap,
-   which keeps up to 64 MiB free at its top: a sweep of 729 runs took 281,579 faults and 3.5 s of
-   CPU, then 3,128 and 0.4 s (docs/performance.md). Not for a process of one long run (a naive
-   flagship hour peaked at 42 MiB instead of 34) or a server whose memory bound counts on what it
-   frees going back (the mock's --max-memory). Call it before the first allocation it should
-   cover; elsewhere than glibc it does nothing. */
+/* For a process that simulates many runs one after the other (sweep, tune, check): keep the
+   memory it frees. glibc maps each block of 128 KiB or more apart and unmaps it when freed, and
+   gives the top of its heap back past twice that free; the threshold rises to the largest mapped
+   block freed, but a small scenario's blocks keep it low, so every run faulted its pools and
+   calendar in again: 386 pages a run, at about 7 us a fault on a virtual machine, half of a
+   sweep's CPU. Blocks up to 32 MiB (glibc's most on 64-bit) then come from the heap, which keeps
+   up to 64 MiB free at its top: a sweep of 729 runs took 281,579 faults and 3.5 s of CPU, then
+   3,128 and 0.4 s (docs/performance.md). Not for a process of one long run (a naive flagship
+   hour peaked at 42 MiB instead of 34), one whose arrays grow by realloc (a mapped block grows in
+   place, a heap block by a copy that leaves a hole: the import's records), or a server whose
+   memory bound counts on what it frees going back (the mock's --max-memory). Call it before the
+   first allocation it should cover; elsewhere than glibc it does nothing. */
 static inline void util_mem_keep_freed(void) {
 #if defined(__GLIBC__)
     (void)mallopt(M_MMAP_THRESHOLD, 32 << 20); /* a hint: without it, only slower */

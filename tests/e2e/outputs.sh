@@ -212,10 +212,12 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/mnt" && mount -t tmpfs -o size=64k tmpfs
     [ ! -s "$T/ls" ]
     ok $? "a full disk: no 0-byte report.json, nothing left (got $(tr '\n' ' ' <"$T/ls"))"
     umount "$T/mnt"
-    # room for the data files, not for the charts
+    # room for the data files, not for the charts: the file named is the first that could not
+    # be written, a chart's script or report.html after the drawings (all the scripts are
+    # written first, then drawn at once)
     mount -t tmpfs -o size=400k tmpfs "$T/mnt"
     run_kept "$FUSEBOX" run "$S" -o "$T/mnt/x"
-    check_full "a full disk while drawing the charts" "$T/mnt/x/charts" "No space left on device"
+    check_full "a full disk while drawing the charts" "$T/mnt/x" "No space left on device"
     umount "$T/mnt"
 else
     skip "a full disk (tmpfs)" "needs root to mount a tmpfs: $(cat "$T/mount.err" 2>/dev/null)"

@@ -15,9 +15,9 @@ trap 'umount "$T/tmpfs" 2>/dev/null; mock_stop; rm -rf "$E2E_TMP"' EXIT
 GRID="--grid breaker.failure_rate=0.3,0.5,0.7 --grid breaker.open=5s,20s"
 # 900 runs, about half a second in release (180 took 0.85 s until a run stopped faulting its
 # memory in, then 0.3 s, mostly the start and the end, and a signal at 95% found the sweep done);
-# asan runs are slower, so fewer do
+# asan and debug (-O0) runs are slower, so fewer do
 case "${BUILD:-}" in
-*asan*) SEEDS=10 ;;
+*asan* | *debug*) SEEDS=10 ;;
 *) SEEDS=150 ;;
 esac
 FILES="sweep.csv sweep-points.csv sweep.json sweep.html charts/heatmap.gp charts/heatmap.dat

@@ -554,10 +554,11 @@ printf '{"fusebox_tune_round": 1}\n' >"$R/tune.round.json"
 expect_exit 2 "a damaged round file exits 2" "$FUSEBOX" tune $S $RB --merge 2 -o "$R"
 contains "$ERR" "$R/tune.round.json: not a tune round file" "the error names the file"
 
-# 20 seeds: 24,300 runs, about 10 s of CPU here, so that a second is never the whole of it (3 seeds
-# ended in 1.0 s once a run stopped faulting its memory in)
+# 100 seeds: 121,500 runs, about 50 s of CPU here, so that a second is never the whole of it on a
+# faster machine either (3 seeds ended in 1.0 s once a run stopped faulting its memory in); the
+# signal ends it after that second
 # shellcheck disable=SC2086
-"$FUSEBOX" tune $S $KNOBS $OBJ --exhaustive --seeds 20 --jobs 2 -o "$T/int" >"$T/int.out" 2>"$T/int.err" &
+"$FUSEBOX" tune $S $KNOBS $OBJ --exhaustive --seeds 100 --jobs 2 -o "$T/int" >"$T/int.out" 2>"$T/int.err" &
 pid=$!
 sleep 1
 kill -INT $pid

@@ -662,13 +662,34 @@ static void gnuplot_run_all_reports_the_first_failure_in_order(void **state) {
     assert_non_null(strstr(msg, "gnuplot failed on "));
     assert_non_null(strstr(msg, "/late.gp: late: line 1: bad"));
     assert_null(strstr(msg, "worse"));
-    /* one at a time: nothing starts after late.gp fails */
+    /* nothing starts after a failure: one at a time, ok2.gp waits for late.gp; two at a time,
+       for a slot that late.gp or soon.gp frees, and both fail */
     char path[200];
     snprintf(path, sizeof path, "%s/ok2.done", fx->dir);
-    unlink(path);
-    assert_int_equal(rep_gnuplot_run_all(gp, fx->dir, two_fail, 4, 1, msg, sizeof msg), FB_EIO);
-    assert_non_null(strstr(msg, "/late.gp: late: line 1: bad"));
-    assert_int_equal(access(path, F_OK), -1);
+    for (unsigned jobs = 1; jobs <= 2; jobs++) {
+        unlink(path);
+        assert_int_equal(rep_gnuplot_run_all(gp, fx->dir, two_fail, 4, jobs, msg, sizeof msg),
+                         FB_EIO);
+        assert_non_null(strstr(msg, "/late.gp: late: line 1: bad"));
+        assert_int_equal(access(path, F_OK), -1);
+    }
+    /* a gnuplot that exits 0 without writing its drawings whole (as gnuplot does on a full
+       disk): the run says which file, not that all went well */
+    put_file(fx->dir, "gnuplot",
+             "#!/bin/sh\n# gnuplot -d NAME.gp: NAME.png empty, NAME.svg cut\n"
+             "n=${2%.gp}; : >\"$n.png\"; printf '<svg><g>' >\"$n.svg\"\n",
+             0755);
+    const char *old_path = getenv("PATH");
+    char *saved = old_path ? strdup(old_path) : NULL;
+    setenv("PATH", fx->dir, 1);
+    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, NULL, 0, msg, sizeof msg);
+    if (saved) {
+        setenv("PATH", saved, 1);
+        free(saved);
+    }
+    assert_int_equal(rc, FB_EIO);
+    assert_non_null(strstr(msg, "/charts/compare.png: "));
+    assert_non_null(strstr(msg, "(gnuplot left it incomplete)"));
     /* a gnuplot that cannot start */
     const char *one[] = {"ok1.gp"};
     snprintf(path, sizeof path, "%s/no-such-gnuplot", fx->dir);
