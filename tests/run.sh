@@ -44,11 +44,18 @@ if [ -z "${FUSEBOX_RUN_NESTED:-}" ]; then : >"$LOGDIR/times.tsv"; fi
 FUSEBOX_RUN_NESTED=1
 export FUSEBOX_RUN_NESTED
 
+# times_cpu FILE LINE [FORMAT]: the seconds of user + sys on line LINE of a `times` output
+# ("0m1.23s 0m0.45s"), printed with FORMAT (default awk's own).
+times_cpu() {
+    awk -v n="$2" -v f="${3:-}" 'NR == n { gsub(/[ms]/, " "); c = $1 * 60 + $2 + $3 * 60 + $4
+        if (f == "") print c; else printf f, c }' "$1"
+}
+
 # cpu: seconds of user + sys used so far by the children this shell has waited for (`times`
 # goes through a file: in a $(...) subshell it would count the subshell's children only).
 cpu() {
     times >"$LOGDIR/.times.$$"
-    awk 'NR == 2 { gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }' "$LOGDIR/.times.$$"
+    times_cpu "$LOGDIR/.times.$$" 2
 }
 
 # The e2e suites a sanitizer build (BUILD .../asan) leaves to the release run unless they are
@@ -184,8 +191,7 @@ count_background() {
     t0=$(($(date +%s) - (b1 - b0))) # its own wall time, not the run's until now
     # the suite's own CPU: its subshell's children, taken from this shell's count now
     cpu >"$LOGDIR/.c0.$$"
-    b=$(awk 'NR == 2 { gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }' \
-        "$LOGDIR/.bgtimes.$_bg.$$")
+    b=$(times_cpu "$LOGDIR/.bgtimes.$_bg.$$" 2)
     c0=$(awk -v b="$b" '{ printf "%.1f", $1 - b }' "$LOGDIR/.c0.$$")
     count "${2:-e2e}/$_bg" "$LOGDIR/$_bg.tap" "$rc"
     rm -f "$LOGDIR/.bg.$_bg.$$" "$LOGDIR/.bgtimes.$_bg.$$"
@@ -292,7 +298,7 @@ if [ -n "$fuzz_done" ]; then
     while [ ! -f "$fuzz_done" ] && [ "$(date +%s)" -lt "$fwait" ]; do sleep 0.2; done
     if [ -f "$fuzz_done" ]; then
         read -r frc fend <"$fuzz_done"
-        fcpu=$(awk 'NR == 3 { gsub(/[ms]/, " "); printf "%.1f", $1 * 60 + $2 + $3 * 60 + $4 }' "$fuzz_done")
+        fcpu=$(times_cpu "$fuzz_done" 3 "%.1f")
         echo "(the fuzz targets' build beside the unit binaries: exit $frc, $((fend - fuzz_t0))s wall, ${fcpu}s cpu, not in the total below; $LOGDIR/fuzz-build.log)"
         rm -f "$fuzz_done"
     else
