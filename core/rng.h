@@ -24,7 +24,7 @@ typedef struct fb_rng {
 } fb_rng;
 
 /* The random streams' version: outputs name it (report.json's "rng"); docs/rng.md. */
-#define FB_RNG_VERSION "fusebox-4"
+#define FB_RNG_VERSION "fusebox-5"
 
 /* (seed, purpose) mixed once, for the streams of many entities of one purpose. */
 typedef struct fb_rng_family {
@@ -60,6 +60,12 @@ static inline void fb_rng_family_derive(const fb_rng_family *f, fb_rng *r, uint6
     uint64_t h = fb_rng__mix64(f->h ^ entity);
     r->state = h;
     r->inc = (fb_rng__mix64(h ^ UINT64_C(0x5851f42d4c957f2d)) << 1) | 1u;
+}
+
+/* What names r's stream for as long as it is drawn from (its increment, fixed at its seeding):
+ * a value to derive another stream from (a re-submitted request's, docs/rng.md). */
+static inline uint64_t fb_rng_stream_id(const fb_rng *r) {
+    return r->inc;
 }
 
 uint32_t fb_rng_u32(fb_rng *r);

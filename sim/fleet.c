@@ -77,6 +77,20 @@ int sim__fleet_step(sim *s, const sim_event *ev) {
     }
 }
 
+/* A re-submission is named by the stream of the request it repeats (each request is repeated at
+   most once: a chain of them is named link by link), a serial client's call by its class and
+   its count (below 2^40: limits.requests is at most 1e11). */
+const fb_rng_family *sim__fleet_stream(sim *s, uint32_t cls, uint64_t *entity) {
+    fleet *f = s->fleet;
+    if (f->arriving != NULL) {
+        *entity = f->arriving->parent;
+        return &s->resub_family;
+    }
+    if (!s->sc->classes[cls].serial) return NULL;
+    *entity = (uint64_t)cls << 40 | f->serial[cls].calls++;
+    return &s->serial_req_family;
+}
+
 /* A new request: its pod, and what a re-submission carries over from the failed one. */
 void sim__fleet_arrive(sim *s, req *r) {
     fleet *f = s->fleet;

@@ -31,10 +31,12 @@ typedef struct resub {
     uint16_t count; /* the re-submission it will be: 1, 2, ... */
     uint32_t user;  /* a closed-loop user, or NONE32 */
     uint32_t prompt_tokens, completion_tokens;
+    uint64_t parent; /* the failed request's stream's increment: names the new one's stream */
 } resub;
 
 typedef struct serial_client {
     fb_time_us sched_us; /* the scheduled time of the call running or about to start */
+    uint64_t calls;      /* calls made: names the next one's stream */
 } serial_client;
 
 typedef struct autoscaler {

@@ -68,6 +68,27 @@ static bool under_caps(sim *s) {
     return true;
 }
 
+/*
+ * The stream of a new request of class cls (from `user`, or NONE32), named by what the request
+ * is, not by when it comes (random streams fusebox-5, docs/rng.md): the open-loop arrivals'
+ * order does not depend on the policy, but a user's next request, a serial client's next call
+ * and a re-submission come after an answer, and a variant that answers at another time would
+ * otherwise move the streams of every request after them. A user's count is below 2^32 while
+ * it sends fewer requests than that.
+ */
+static inline void request_stream(sim *s, req *r, uint32_t cls, uint32_t user) {
+    uint64_t entity;
+    const fb_rng_family *f = s->fleet ? sim__fleet_stream(s, cls, &entity) : NULL;
+    if (f == NULL && user != NONE32) {
+        f = &s->user_req_family;
+        entity = (uint64_t)user << 32 ^ s->user_sent[user]++;
+    } else if (f == NULL) {
+        f = &s->req_family;
+        entity = s->serial++;
+    }
+    fb_rng_family_derive(f, &r->rng, entity);
+}
+
 /* A request of class `cls` arrives (from closed-loop user `user`, or NONE32). */
 void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
     if (!under_caps(s)) return;
@@ -109,7 +130,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
     r->user = user;
     r->exposed = s->class_exposed[cls];
     r->arrival_us = s->now;
-    fb_rng_family_derive(&s->req_family, &r->rng, s->serial++); /* (seed, serial, REQUEST) */
+    request_stream(s, r, cls, user);
     if (s->class_tokens_fixed[cls]) {
         r->prompt_tokens = s->class_tokens[cls][0];
         r->completion_tokens = s->class_tokens[cls][1];

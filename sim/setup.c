@@ -471,7 +471,8 @@ static int setup_users(sim *s) {
     if (s->users_total == 0) return FB_OK;
     s->user_class = malloc(s->users_total * sizeof *s->user_class);
     s->user_rng = malloc(s->users_total * sizeof *s->user_rng);
-    if (!s->user_class || !s->user_rng) return FB_ENOMEM;
+    s->user_sent = calloc(s->users_total, sizeof *s->user_sent);
+    if (!s->user_class || !s->user_rng || !s->user_sent) return FB_ENOMEM;
     uint32_t u = 0;
     for (uint32_t c = 0; c < sc->class_count; c++) {
         const sim_class *cl = &sc->classes[c];
@@ -567,6 +568,9 @@ int sim__setup(sim *s) {
     for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) fb_hist_clear(&s->sum->classes[c].latency);
     s->first_window_us = FB_TIME_MAX;
     fb_rng_family_init(&s->req_family, sc->seed, PURPOSE_REQUEST);
+    fb_rng_family_init(&s->user_req_family, sc->seed, PURPOSE_USER_REQUEST);
+    fb_rng_family_init(&s->serial_req_family, sc->seed, PURPOSE_SERIAL_REQUEST);
+    fb_rng_family_init(&s->resub_family, sc->seed, PURPOSE_RESUBMIT);
     rc = setup_providers(s);
     if (rc == FB_OK) rc = setup_lntabs(s);
     if (rc != FB_OK) return rc;
@@ -626,6 +630,7 @@ void sim__teardown(sim *s) {
     sim__free_conns(s);
     free(s->user_class);
     free(s->user_rng);
+    free(s->user_sent);
     free(s->user_left);
     free(s->user_gap);
     free(s->user_rec);

@@ -97,6 +97,13 @@ enum { CONN_NONE = 0, CONN_WAIT, CONN_HELD };
 #define PURPOSE_REQUEST 2u
 #define PURPOSE_POD 3u
 #define PURPOSE_USER 4u
+/* A request's stream, named by what it is (random streams fusebox-5, docs/rng.md): an open-loop
+   arrival's by its order among those (PURPOSE_REQUEST), a user's by (user, its count), a serial
+   client's call by (class, its count), a re-submission by the stream of the request it repeats.
+   (5, 6: fleetint.h; 9: gateway.c) */
+#define PURPOSE_USER_REQUEST 10u
+#define PURPOSE_SERIAL_REQUEST 11u
+#define PURPOSE_RESUBMIT 12u
 #define ENTITY_POD 0x20000u
 #define ENTITY_USER 0x40000000u
 #define NONE32 UINT32_MAX
@@ -394,9 +401,12 @@ typedef struct sim {
        variant waits as recorded (pol->recorded_waits) and a sessions class has them */
     uint32_t *user_rec;
     uint32_t session_base[SIM_CLASSES_MAX]; /* a sessions class: its first session's user */
-    /* (seed, PURPOSE_REQUEST), mixed once at setup: a request's stream is two mixes more */
-    fb_rng_family req_family;
-    uint64_t serial;            /* requests created: names each request's random stream */
+    /* a user's requests sent so far (names its next one's stream); NULL without users */
+    uint32_t *user_sent;
+    /* (seed, PURPOSE_REQUEST), mixed once at setup: a request's stream is two mixes more; the
+       same for a user's request, a serial call and a re-submission (request.c: request_stream) */
+    fb_rng_family req_family, user_req_family, serial_req_family, resub_family;
+    uint64_t serial;            /* open-loop requests created: names each one's random stream */
     uint32_t dl_first, dl_last; /* the live requests in deadline order (engine.c); NONE32: none */
     uint32_t rr;                /* the next pod to get a request */
     /* what is in the system now */
@@ -898,5 +908,7 @@ bool sim__fleet_pod_live(const sim *s, uint32_t podi); /* started and not yet go
 bool sim__fleet_store_down(const sim *s);  /* the shared breakers' store is unreachable */
 void sim__fleet_row(sim *s, sim_row *row); /* the fleet's columns of a row */
 void sim__fleet_finalize(sim *s);          /* its share of the summary */
+/* A re-submission's or a serial call's stream family, its entity in *entity; else NULL. */
+const fb_rng_family *sim__fleet_stream(sim *s, uint32_t cls, uint64_t *entity);
 
 #endif /* SIM_SIMINT_H */

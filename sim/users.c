@@ -34,6 +34,7 @@ bool sim__users_resubmit(sim *s, req *r, sim_end end) {
     e->user = r->user;
     e->prompt_tokens = r->prompt_tokens;
     e->completion_tokens = r->completion_tokens;
+    e->parent = fb_rng_stream_id(&r->rng);
     sim__push(s, at, EV_RESUBMIT, id, e->gen, 0);
     sim__stat_resubmitted(s);
     return true;

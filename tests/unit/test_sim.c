@@ -346,6 +346,54 @@ static void sim_variants_share_arrivals(void **state) {
     scn_free(sc);
 }
 
+/*
+ * An open-loop class beside classes whose next request waits for an answer (closed-loop users,
+ * replayed sessions, a serial client, re-submissions): two variants that answer those at other
+ * times must still draw the same for every open-loop request (random streams fusebox-5). Before,
+ * a request's stream was named by the order of all arrivals, and every request after the first
+ * that came at another time drew other numbers.
+ */
+static void sim_variants_share_draws_beside_closed_loops(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(
+        "{\"name\":\"crn\",\"seed\":5,\"duration\":\"3m\",\"traffic\":["
+        "{\"class\":\"open\",\"arrivals\":{\"poisson\":\"20/s\"},\"target\":\"a\","
+        "\"prompt_tokens\":{\"lognormal\":{\"median\":1000,\"p99\":5000}},"
+        "\"completion_tokens\":{\"uniform\":{\"min\":50,\"max\":300}}},"
+        "{\"class\":\"users\",\"arrivals\":{\"closed\":{\"users\":30,"
+        "\"think\":{\"exponential\":\"2s\"}}},\"target\":\"b\"},"
+        "{\"class\":\"talk\",\"arrivals\":{\"replay\":{\"at_ms\":[0,5000,40000],"
+        "\"turns\":[20,20,20],\"think\":\"1s\"}},\"target\":\"b\"},"
+        "{\"class\":\"sched\",\"arrivals\":{\"constant\":\"1/"
+        "s\"},\"serial\":true,\"target\":\"b\"},"
+        "{\"class\":\"again\",\"arrivals\":{\"poisson\":\"5/s\"},\"target\":\"b\","
+        "\"resubmit\":{\"probability\":0.5,\"think\":\"3s\",\"max\":2}}],"
+        "\"pods\":{\"count\":4,\"workers\":1000,\"queue\":100,\"request_timeout\":\"60s\"},"
+        "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":{\"lognormal\":{\"median\":\"300ms\","
+        "\"p99\":\"2s\"}},\"per_output_token\":\"2ms\"}},"
+        "{\"name\":\"b\",\"latency\":{\"ttft\":{\"lognormal\":{\"median\":\"300ms\",\"p99\":\"2s\"}"
+        "}},"
+        "\"faults\":[{\"at\":\"30s\",\"for\":\"1m\",\"outage\":{\"status\":503,\"fraction\":0.5}}]}"
+        "],"
+        "\"variants\":{\"once\":{\"retry\":{\"attempts\":1}},"
+        "\"thrice\":{\"retry\":{\"attempts\":3,\"backoff\":\"none\"}}}}");
+    sim_summary *a = run(sc, "once", NULL);
+    sim_summary *b = run(sc, "thrice", NULL);
+    /* the closed loops did move: their requests came at other times */
+    for (uint32_t k = 1; k < 5; k++)
+        if (a->classes[k].success == b->classes[k].success)
+            fail_msg("class %u: %llu successes in both variants", k,
+                     (unsigned long long)a->classes[k].success);
+    /* the open-loop requests drew the same latencies, one by one into the same histogram */
+    assert_int_equal(a->classes[0].requests, b->classes[0].requests);
+    assert_int_equal(a->classes[0].success, b->classes[0].success);
+    assert_true(a->classes[0].latency.total > 2000);
+    assert_memory_equal(&a->classes[0].latency, &b->classes[0].latency, sizeof(fb_hist));
+    free(a);
+    free(b);
+    scn_free(sc);
+}
+
 /* ---- providers and faults ---- */
 
 #define ONE_CLASS(rate) "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"" rate "\"}}]"
@@ -1129,6 +1177,7 @@ int main(void) {
         cmocka_unit_test(sim_summary_totals_are_the_sums_of_their_parts),
         cmocka_unit_test(sim_same_seed_gives_identical_runs),
         cmocka_unit_test(sim_variants_share_arrivals),
+        cmocka_unit_test(sim_variants_share_draws_beside_closed_loops),
         cmocka_unit_test(sim_outage_without_fallback_fails_the_window),
         cmocka_unit_test(sim_errors_draw_their_latency_from_its_distribution),
         cmocka_unit_test(sim_fallback_serves_during_an_outage),
