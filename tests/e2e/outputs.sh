@@ -229,11 +229,11 @@ r1=$?
 r2=$?
 same=0
 for f in report.json timeseries.csv events.jsonl; do cmp -s "$T/j1/$f" "$T/j2/$f" || same=1; done
-ok $([ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $same -eq 0 ] && echo 0 || echo 1) \
+ok "$([ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $same -eq 0 ] && echo 0 || echo 1)" \
     "run --jobs 2 writes the same bytes as --jobs 1 (thundering-herd, five variants, two at a time)"
 "$FUSEBOX" run scenarios/retry-storm.json -o "$T/j0" -q --jobs 0 >"$T/j0.out" 2>&1
 r0=$?
-ok $([ $r0 -eq 2 ] && grep -q -- "--jobs needs a number from 1 to 64, got '0'" "$T/j0.out" && echo 0 || echo 1) \
+ok "$([ $r0 -eq 2 ] && grep -q -- "--jobs needs a number from 1 to 64, got '0'" "$T/j0.out" && echo 0 || echo 1)" \
     "run --jobs 0 is bad input (exit 2, says the range)"
 
 finish
