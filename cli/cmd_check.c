@@ -365,6 +365,16 @@ static void baseline_result(const sim_scenario *sc, const char *path, const rep_
                  "baseline",
                  cmp->unjudged, cmp->count, path, names);
         baseline_error(sc, msg, out, x, c);
+    } else if (cmp->worse == 0 && cmp->unjudged_seeds > 0 &&
+               strcmp(cmp->apart, "two stream versions") == 0) {
+        snprintf(msg, sizeof msg,
+                 "%zu of %zu figures not judged: %.900s is of random streams %.40s, this run of "
+                 "%s: the same seed draws other numbers (docs/rng.md), and they moved beyond "
+                 "their default tolerance, which is not that noise (save a baseline with this "
+                 "version, or give --tolerance)",
+                 cmp->unjudged_seeds, cmp->count, path,
+                 base->rng[0] ? base->rng : "no named version", FB_RNG_VERSION);
+        baseline_error(sc, msg, out, x, c);
     } else if (cmp->worse == 0 && cmp->unjudged_seeds > 0) {
         snprintf(msg, sizeof msg,
                  "%zu of %zu figures not judged: %.900s is of seed %.100s, this run of another: "

@@ -57,8 +57,9 @@ static void usage(FILE *f) {
                   "report compared with a sweep, different scenarios, no variant in common),\n"
                   "3 inconclusive: none regressed, but some figures were not judged (n/a):\n"
                   "a variant whose run stopped early on a side (interrupted, a cap), or single\n"
-                  "runs of two seeds (a figure beyond its default tolerance: not the noise).\n"
-                  "See docs/compare.md.\n",
+                  "runs of two seeds (a figure beyond its default tolerance: not the noise);\n"
+                  "one seed under two random-stream versions (report.json's \"rng\") draws\n"
+                  "other numbers and is judged as two seeds. See docs/compare.md.\n",
                   f);
 }
 
@@ -171,10 +172,10 @@ static void print_verdict(FILE *f, const rep_cmp *c, const cell_row *rows, const
     if (c->unjudged_seeds)
         fprintf(f,
                 "%s%s%zu of %zu figures not judged: they moved beyond their default tolerance "
-                "between single runs of two seeds, which measure no noise (--tolerance states "
+                "between single runs of %s, which measure no noise (--tolerance states "
                 "it; sweeps with --seeds measure it)%s\n",
                 prefix, c->worse || stopped ? "" : "inconclusive: ", c->unjudged_seeds, c->count,
-                c->worse || c->unjudged == c->count ? "" : "; the others:");
+                c->apart, c->worse || c->unjudged == c->count ? "" : "; the others:");
     if (c->unjudged == c->count) return;
     if (c->worse == 0 && c->better == 0) {
         fprintf(f, "%sno change beyond noise (%zu figures)\n", prefix, c->count - c->unjudged);
@@ -548,6 +549,11 @@ int cli_cmd_compare(int argc, char **argv) {
         printf("note: different seeds (%s, %s): single runs measure no noise: shares judged on "
                "their binomial interval, a change beyond a default tolerance not judged\n",
                a.seeds, b.seeds);
+    else if (a.kind == REP_CMP_REPORT && strcmp(a.rng, b.rng) != 0)
+        printf("note: different random-stream versions (%s, %s): the same seed draws other "
+               "numbers (docs/rng.md), judged as two seeds: shares on their binomial interval, a "
+               "change beyond a default tolerance not judged\n",
+               a.rng[0] ? a.rng : "none named", b.rng[0] ? b.rng : "none named");
     if (c.only_a || c.only_b)
         printf("note: %zu %s only in A, %zu only in B (not compared)\n", c.only_a,
                a.kind == REP_CMP_REPORT ? "variant(s)" : "point(s)", c.only_b);

@@ -169,7 +169,11 @@ int rep_cmp_parse(const char *text, size_t len, const char *file, rep_cmp_side *
                  "missing: not a fusebox report.json or sweep.json");
     } else {
         snprintf(side->scenario, sizeof side->scenario, "%s", name->valuestring);
-        if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "results")))
+        const cJSON *rng = cJSON_GetObjectItemCaseSensitive(root, "rng");
+        if (cJSON_IsString(rng)) snprintf(side->rng, sizeof side->rng, "%s", rng->valuestring);
+        if (rng != NULL && !cJSON_IsString(rng))
+            rc = bad(msg, msglen, file, "$.rng", "not a string (the random streams' version)");
+        else if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "results")))
             rc = parse_sweep(root, file, side, msg, msglen);
         else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "variants")))
             rc = parse_report(root, file, side, msg, msglen);
@@ -280,6 +284,17 @@ void rep_cmp_judge(const rep_cmp_headline *h, const rep_cmp_value *a, const rep_
 #define SEEDS_NOT_JUDGED "two seeds, not judged:"
 
 /*
+ * Why two single runs drew other numbers: "two seeds", or "two stream versions" (the same seed
+ * under two random-stream versions: docs/rng.md, a version draws other numbers from a seed);
+ * NULL when they drew the same (or for sweeps, whose intervals measure the noise).
+ */
+static const char *apart(const rep_cmp_side *a, const rep_cmp_side *b) {
+    if (a->kind != REP_CMP_REPORT) return NULL;
+    if (strcmp(a->seeds, b->seeds) != 0) return "two seeds";
+    return strcmp(a->rng, b->rng) != 0 ? "two stream versions" : NULL;
+}
+
+/*
  * Single runs of two seeds: a share of n requests differs between seeds by about
  * sqrt(p(1-p)/n) by chance alone (the interval is Agresti and Caffo's, 2000), far beyond the 0.001
  * tolerance on a few hundred requests (19.0% and 18.2% of 200 were "WORSE beyond noise"). A change
@@ -290,8 +305,8 @@ void rep_cmp_judge(const rep_cmp_headline *h, const rep_cmp_value *a, const rep_
 static bool binomial(rep_cmp_fig *f, const rep_cmp_headline *h, const rep_cmp_side *a,
                      const rep_cmp_side *b, const rep_cmp_entry *ea, const rep_cmp_entry *eb) {
     bool rate = strcmp(h->metric, "success_rate") == 0;
-    if (a->kind != REP_CMP_REPORT || strcmp(a->seeds, b->seeds) == 0 ||
-        f->rule != REP_CMP_RULE_TOL || f->tol_user ||
+    const char *why = apart(a, b);
+    if (why == NULL || f->rule != REP_CMP_RULE_TOL || f->tol_user ||
         (!rate && strcmp(h->metric, "blast_radius") != 0))
         return false;
     if (!(ea->ended > 0) || !(eb->ended > 0)) return false;
@@ -307,7 +322,7 @@ static bool binomial(rep_cmp_fig *f, const rep_cmp_headline *h, const rep_cmp_si
     bool beyond = fabs(yb - xa) > half;
     if (!beyond) f->verdict = REP_CMP_SAME;
     snprintf(f->rule_text, sizeof f->rule_text,
-             "two seeds: %s the 95%% binomial interval, +-%.3f pp of the requests ended",
+             "%s: %s the 95%% binomial interval, +-%.3f pp of the requests ended", why,
              beyond ? "beyond" : "within", half * 100);
     return true;
 }
@@ -319,17 +334,20 @@ static bool binomial(rep_cmp_fig *f, const rep_cmp_headline *h, const rep_cmp_si
  * regressions beyond noise"). Not judged; --tolerance states the noise, a sweep measures it.
  */
 static void across_seeds(rep_cmp_fig *f, const rep_cmp_side *a, const rep_cmp_side *b) {
-    if (a->kind != REP_CMP_REPORT || strcmp(a->seeds, b->seeds) == 0 ||
-        f->rule != REP_CMP_RULE_TOL || f->tol_user)
-        return;
+    const char *why = apart(a, b);
+    if (why == NULL || f->rule != REP_CMP_RULE_TOL || f->tol_user) return;
     if (f->verdict != REP_CMP_WORSE && f->verdict != REP_CMP_BETTER) return;
     f->verdict = REP_CMP_NA;
     char tol[128];
     snprintf(tol, sizeof tol, "%s", f->rule_text);
     char *cut = strstr(tol, " (default)");
     if (cut) *cut = '\0';
-    snprintf(f->rule_text, sizeof f->rule_text, "%s beyond %.60s, not the seeds' noise",
-             SEEDS_NOT_JUDGED, tol);
+    if (strcmp(why, "two seeds") == 0)
+        snprintf(f->rule_text, sizeof f->rule_text, "%s beyond %.60s, not the seeds' noise",
+                 SEEDS_NOT_JUDGED, tol);
+    else
+        snprintf(f->rule_text, sizeof f->rule_text,
+                 "%s, not judged: beyond %.60s, not the draws' noise", why, tol);
 }
 
 /*
@@ -384,7 +402,8 @@ int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol 
             if (!binomial(f, &HEADLINES[h], a, b, &a->entries[i], &b->entries[j]))
                 across_seeds(f, a, b);
             unjudged(f, a->entries[i].stopped, b->entries[j].stopped);
-            bool seeds = strncmp(f->rule_text, SEEDS_NOT_JUDGED, strlen(SEEDS_NOT_JUDGED)) == 0;
+            bool seeds = f->verdict == REP_CMP_NA && apart(a, b) != NULL &&
+                         strstr(f->rule_text, ", not judged: beyond ") != NULL;
             out->unjudged_seeds += seeds;
             out->unjudged += seeds || (f->verdict == REP_CMP_NA &&
                                        (a->entries[i].stopped[0] || b->entries[j].stopped[0]));
@@ -393,6 +412,7 @@ int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol 
         }
     }
     out->only_b = b->count - common;
+    snprintf(out->apart, sizeof out->apart, "%s", apart(a, b) ? apart(a, b) : "");
     if (common == 0) {
         snprintf(msg, msglen, "no %s in common", a->kind == REP_CMP_REPORT ? "variant" : "point");
         rep_cmp_free(out);
@@ -508,6 +528,7 @@ static void json_side(util_json *w, const char *key, const char *path, const rep
     util_json_open(w, key, '{', UTIL_JSON_INLINE);
     util_json_str(w, "path", path);
     util_json_str(w, "seeds", s->seeds);
+    util_json_str(w, "rng", s->rng);
     util_json_bool(w, "complete", s->complete);
     util_json_u64(w, "entries", s->count);
     util_json_close(w);

@@ -64,6 +64,7 @@ typedef struct rep_cmp_side {
     rep_cmp_kind kind;
     char scenario[128];
     char seeds[128]; /* "7", "7, 8, 9" */
+    char rng[32];    /* the random streams' version ("fusebox-5"); "": the file names none */
     bool complete;   /* report.json's "complete" (sweeps: true) */
     size_t count;
     rep_cmp_entry *entries; /* malloc'ed; rep_cmp_side_free */
@@ -122,14 +123,18 @@ typedef struct rep_cmp {
     size_t worse, better;
     size_t unjudged;       /* figures not judged (n/a): a run stopped early, or two seeds */
     size_t unjudged_seeds; /* of them: single runs of two seeds, beyond a default tolerance */
+    /* single runs that drew other numbers: "two seeds", "two stream versions" (the same seed
+       under two random-stream versions); "": the same draws, or sweeps */
+    char apart[24];
     size_t only_a, only_b; /* entries of one side only */
 } rep_cmp;
 
 /*
  * Compare every entry present in both sides (by name, in A's order). Two single runs of
- * different seeds differ by chance: success_rate, a share of the requests ended, is beyond
- * noise only outside the 95% binomial interval of the difference too (blast_radius as a share
- * of them); another figure that moved beyond its default tolerance between two seeds is not
+ * different seeds (or of one seed under two random-stream versions, which draw other numbers
+ * from it: judged the same way) differ by chance: success_rate, a share of the requests ended, is
+ * beyond noise only outside the 95% binomial interval of the difference too (blast_radius as a
+ * share of them); another figure that moved beyond its default tolerance between two seeds is not
  * judged (n/a, in `unjudged_seeds`): the tolerance is not the seeds' noise. A figure of an entry
  * that did not run to the end on either side (an interrupted run, a cap) is not judged: its verdict
  * is n/a, counted in `unjudged`, never same, better or worse (part of a run against a whole one).

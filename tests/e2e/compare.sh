@@ -95,6 +95,22 @@ contains "$OUT" "compare: inconclusive: 5 of 14 figures not judged: they moved b
 contains "$OUT" "two seeds, not judged: beyond tolerance +-5%, at least 1ms, not the seeds' noise" \
     "... and each such figure says so"
 contains "$OUT" "compare: no change beyond noise (9 figures)" "... the others judged as usual"
+# One seed under two random-stream versions draws other numbers (docs/rng.md): seed 8's report
+# labelled seed 9 of version fusebox-4 stands for seed 9 under that version.
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+r['seed'] = 9
+r['rng'] = 'fusebox-4'
+json.dump(r, open(sys.argv[2], 'w'))
+" "$T/s8/report.json" "$T/v4.json"
+expect_exit 3 "the same seed under two random-stream versions is judged as two seeds (exit 3, not 1)" \
+    "$FUSEBOX" compare "$T/s9" "$T/v4.json"
+contains "$OUT" "note: different random-stream versions (fusebox-5, fusebox-4): the same seed draws other numbers" \
+    "... noted"
+contains "$OUT" "two stream versions, not judged: beyond tolerance +-5%, at least 1ms, not the draws' noise" \
+    "... and each figure not judged says why"
+contains "$OUT" "between single runs of two stream versions, which measure no noise" "... as the verdict does"
 expect_exit 1 "seed 3 against seed 26 with --tolerance latency_p99=1% exits 1 (a stated tolerance judges)" \
     "$FUSEBOX" compare "$T/s26" "$T/s3" --tolerance latency_p99=1%
 contains "$OUT" "tolerance +-1% (--tolerance)" "the figure says the --tolerance judged it"
@@ -222,6 +238,18 @@ expect_exit 2 "check --baseline of seed 7 with --seed 10: not judged, an ERROR (
     "$FUSEBOX" check "$T/gate.json" --baseline "$T/base" --seed 10
 contains "$OUT" "figures not judged: $T/base/sweep-small/report.json is of seed 7, this run of another" \
     "... saying the seeds differ"
+"$FUSEBOX" check "$T/gate.json" --seed 10 -o "$T/base10" >/dev/null
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+r['seed'] = 7
+r['rng'] = 'fusebox-4'
+json.dump(r, open(sys.argv[1], 'w'))
+" "$T/base10/sweep-small/report.json"
+expect_exit 2 "check --baseline of another random-stream version: not judged, an ERROR (exit 2), not a FAIL" \
+    "$FUSEBOX" check "$T/gate.json" --baseline "$T/base10"
+contains "$OUT" "is of random streams fusebox-4, this run of fusebox-5: the same seed draws other numbers" \
+    "... saying the versions differ"
 mkdir -p "$T/stopbase/sweep-small" && cp "$T/stopped.json" "$T/stopbase/sweep-small/report.json"
 expect_exit 2 "check --baseline with a baseline that stopped early exits 2, not a PASS" \
     "$FUSEBOX" check "$T/gate.json" --baseline "$T/stopbase"

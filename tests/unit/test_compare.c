@@ -166,19 +166,19 @@ static void compare_reports_match_variants_by_name(void **state) {
 /* Single runs of two seeds: a share moves by chance by about sqrt(p(1-p)/n); within the 95%
  * binomial interval it is the same (0.19 and 0.182 of 200 were "WORSE"), beyond it worse; a
  * latency beyond its default tolerance is not judged (n/a), unless --tolerance states the noise. */
-static rep_cmp compare_seeds(const char *b_rate, double b_p99, double ended, const rep_cmp_tol *t,
-                             size_t nt) {
+static rep_cmp compare_draws(int b_seed, const char *b_rng, const char *b_rate, double b_p99,
+                             double ended, const rep_cmp_tol *t, size_t nt) {
     char ta[400], tb[400], msg[300];
     snprintf(ta, sizeof ta,
-             "{\"scenario\": \"s\", \"seed\": 1, \"variants\": {\"v\": {\"summary\": "
-             "{\"ended\": %g, \"success_rate\": 0.19, \"latency_p99\": 2.0, "
-             "\"blast_radius\": 162}}}}",
+             "{\"scenario\": \"s\", \"seed\": 1, \"rng\": \"fusebox-5\", \"variants\": "
+             "{\"v\": {\"summary\": {\"ended\": %g, \"success_rate\": 0.19, "
+             "\"latency_p99\": 2.0, \"blast_radius\": 162}}}}",
              ended);
     snprintf(tb, sizeof tb,
-             "{\"scenario\": \"s\", \"seed\": 2, \"variants\": {\"v\": {\"summary\": "
-             "{\"ended\": %g, \"success_rate\": %s, \"latency_p99\": %g, "
-             "\"blast_radius\": 171}}}}",
-             ended, b_rate, b_p99);
+             "{\"scenario\": \"s\", \"seed\": %d, \"rng\": \"%s\", \"variants\": "
+             "{\"v\": {\"summary\": {\"ended\": %g, \"success_rate\": %s, "
+             "\"latency_p99\": %g, \"blast_radius\": 171}}}}",
+             b_seed, b_rng, ended, b_rate, b_p99);
     rep_cmp_side a, b;
     rep_cmp c;
     assert_int_equal(rep_cmp_parse(ta, strlen(ta), "a", &a, msg, sizeof msg), FB_OK);
@@ -187,6 +187,11 @@ static rep_cmp compare_seeds(const char *b_rate, double b_p99, double ended, con
     rep_cmp_side_free(&a);
     rep_cmp_side_free(&b);
     return c;
+}
+
+static rep_cmp compare_seeds(const char *b_rate, double b_p99, double ended, const rep_cmp_tol *t,
+                             size_t nt) {
+    return compare_draws(2, "fusebox-5", b_rate, b_p99, ended, t, nt);
 }
 
 static rep_cmp_verdict verdict_of(const rep_cmp *c, const char *metric) {
@@ -224,6 +229,30 @@ static void compare_two_seeds_judge_shares_binomially_and_the_rest_not_at_all(vo
     rep_cmp_free(&c);
 }
 
+/* One seed under two random-stream versions draws other numbers (docs/rng.md): judged as two
+ * seeds, and said so; the same seed and version: the tolerance alone. */
+static void compare_two_stream_versions_are_judged_as_two_seeds(void **state) {
+    (void)state;
+    rep_cmp c = compare_draws(1, "fusebox-4", "0.19", 2.5, 200, NULL, 0); /* p99 +25% */
+    assert_int_equal(verdict_of(&c, "latency_p99"), REP_CMP_NA);
+    assert_int_equal(c.unjudged_seeds, 1);
+    assert_string_equal(c.apart, "two stream versions");
+    assert_non_null(
+        strstr(c.figs[2].rule_text, "two stream versions, not judged: beyond")); /* p99 */
+    rep_cmp_free(&c);
+    c = compare_draws(1, "fusebox-4", "0.182", 2.0, 200, NULL, 0); /* 19.0% and 18.2% of 200 */
+    assert_int_equal(verdict_of(&c, "success_rate"), REP_CMP_SAME);
+    rep_cmp_free(&c);
+    c = compare_draws(1, "fusebox-5", "0.19", 2.5, 200, NULL, 0); /* the same draws: judged */
+    assert_int_equal(verdict_of(&c, "latency_p99"), REP_CMP_WORSE);
+    assert_int_equal(c.unjudged, 0);
+    assert_string_equal(c.apart, "");
+    rep_cmp_free(&c);
+    c = compare_draws(1, "fusebox-5", "0.182", 2.0, 200, NULL, 0);
+    assert_int_equal(verdict_of(&c, "success_rate"), REP_CMP_WORSE);
+    rep_cmp_free(&c);
+}
+
 /* Not a report, a report against a sweep, another scenario: errors naming the file or both. */
 static void compare_bad_inputs_are_errors(void **state) {
     (void)state;
@@ -236,6 +265,11 @@ static void compare_bad_inputs_are_errors(void **state) {
     const char *other = "{\"scenario\": \"s\", \"rows\": []}";
     assert_int_equal(rep_cmp_parse(other, strlen(other), "y.json", &a, msg, sizeof msg), FB_EINVAL);
     assert_non_null(strstr(msg, "y.json: $"));
+    const char *badrng =
+        "{\"scenario\": \"s\", \"rng\": 5, \"variants\": {\"v\": {\"summary\": {}}}}";
+    assert_int_equal(rep_cmp_parse(badrng, strlen(badrng), "z.json", &a, msg, sizeof msg),
+                     FB_EINVAL);
+    assert_non_null(strstr(msg, "z.json: $.rng"));
     const char *sweep = "{\"scenario\": \"s\", \"seeds\": [1, 2], \"results\": [{\"settings\": "
                         "{\"breaker.open\": \"5s\"}, \"runs\": 2, \"metrics\": {\"success_rate\":"
                         " {\"mean\": 0.99, \"ci95\": [0.98, 1.0]}}}]}";
@@ -269,6 +303,7 @@ int main(void) {
         cmocka_unit_test(compare_missing_value_is_na),
         cmocka_unit_test(compare_reports_match_variants_by_name),
         cmocka_unit_test(compare_two_seeds_judge_shares_binomially_and_the_rest_not_at_all),
+        cmocka_unit_test(compare_two_stream_versions_are_judged_as_two_seeds),
         cmocka_unit_test(compare_bad_inputs_are_errors),
     };
     return cmocka_run_group_tests_name("compare", tests, NULL, NULL);
