@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/rng.h"
 #include "core/version.h"
 #include "util/json.h"
 
@@ -48,6 +49,7 @@ static void write_definition(util_json *w, const sweep *sw) {
     util_json_str(w, "seed", seed);
     util_json_u64(w, "seeds", sw->seeds);
     util_json_u64(w, "runs", sw->tasks);
+    util_json_str(w, "rng", FB_RNG_VERSION); /* runs of two stream versions do not mix */
     util_json_close(w);
     util_json_open(w, "analysis", '{', UTIL_JSON_INLINE);
     util_json_str(w, "objective", sw->objective[0] ? sw->objective : NULL);
@@ -168,6 +170,13 @@ static int read_part(const char *file, part *pt, char *msg, size_t msglen) {
     return FB_OK;
 }
 
+/* What a field of the definition that differs means, when it is not plain: "" else. */
+static const char *differs_why(const char *key) {
+    if (strcmp(key, "rng") == 0)
+        return ": two random-stream versions, which draw other numbers from a seed (docs/rng.md)";
+    return strcmp(key, "scenario_fnv1a64") == 0 ? ": the scenario file changed" : "";
+}
+
 /* The same sweep: same scenario text, same definition, same number of shards. */
 static int check_same_sweep(const part *a, const part *b, char *msg, size_t msglen) {
     const char *ha = json_string_or_null(a->sweep, "scenario_fnv1a64");
@@ -181,9 +190,14 @@ static int check_same_sweep(const part *a, const part *b, char *msg, size_t msgl
         const cJSON *y = cJSON_GetObjectItemCaseSensitive(b->sweep, x->string);
         if (y == NULL || !cJSON_Compare(x, y, true))
             return sweep_fail(msg, msglen, FB_EINVAL,
-                              "%s and %s are different sweeps ('%s' differs)", a->file, b->file,
-                              x->string);
+                              "%s and %s are different sweeps ('%s' differs%s)", a->file, b->file,
+                              x->string, differs_why(x->string));
     }
+    if (cJSON_GetObjectItemCaseSensitive(a->sweep, "rng") == NULL &&
+        cJSON_GetObjectItemCaseSensitive(b->sweep, "rng") != NULL)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "%s and %s are different sweeps ('rng' differs%s)", a->file, b->file,
+                          differs_why("rng"));
     if (cJSON_GetArraySize(a->sweep) != cJSON_GetArraySize(b->sweep))
         return sweep_fail(msg, msglen, FB_EINVAL, "%s and %s are different sweeps", a->file,
                           b->file);
@@ -457,12 +471,10 @@ static int check_definition(const sweep *sw, const part *pt, char *msg, size_t m
     for (const cJSON *x = def ? def->child : NULL; x && rc == FB_OK; x = x->next) {
         const cJSON *y = cJSON_GetObjectItemCaseSensitive(pt->sweep, x->string);
         if (y == NULL || !cJSON_Compare(x, y, true))
-            rc = sweep_fail(
-                msg, msglen, FB_EINVAL,
-                "%s is from a different sweep ('%s' differs%s); run it without "
-                "--resume to start again",
-                pt->file, x->string,
-                strcmp(x->string, "scenario_fnv1a64") == 0 ? ": the scenario file changed" : "");
+            rc = sweep_fail(msg, msglen, FB_EINVAL,
+                            "%s is from a different sweep ('%s' differs%s); run it without "
+                            "--resume to start again",
+                            pt->file, x->string, differs_why(x->string));
     }
     cJSON_Delete(mine);
     return rc;

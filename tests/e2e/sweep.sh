@@ -56,6 +56,11 @@ contains "$ERR" "missing shard 2 of 2" "merge names the missing shard"
 expect_exit 2 "merge of two different sweeps exits 2" "$FUSEBOX" merge \
     "$T/parts/sweep.part-1-of-2.json" "$T/other/sweep.part-2-of-2.json" -o "$T/m2"
 contains "$ERR" "different sweeps ('grid' differs)" "merge says what differs"
+sed 's/"rng": "fusebox-5"/"rng": "fusebox-4"/' "$T/parts/sweep.part-2-of-2.json" >"$T/old-part-2.json"
+expect_exit 2 "merge of shards of two random-stream versions exits 2" "$FUSEBOX" merge \
+    "$T/parts/sweep.part-1-of-2.json" "$T/old-part-2.json" -o "$T/m3"
+contains "$ERR" "different sweeps ('rng' differs: two random-stream versions, which draw other numbers from a seed" \
+    "... and says why they do not mix"
 
 expect_exit 2 "a misspelt --grid key exits 2" \
     "$FUSEBOX" sweep $SC --grid breaker.failur_rate=0.3,0.5 -o "$T/bad"
