@@ -323,6 +323,46 @@ static void baseline_error(const sim_scenario *sc, const char *why, FILE *out, F
 }
 
 /*
+ * With no figure worse, why the comparison is no verdict, in msg (true): the baseline is a run
+ * that stopped early, or figures moved beyond their default tolerance between runs of other
+ * draws (another seed, another random-stream version), which is not their noise. False: a PASS.
+ */
+static bool no_verdict(const char *path, const rep_cmp_side *base, const rep_cmp *cmp, char *msg,
+                       size_t len) {
+    if (cmp->unjudged > cmp->unjudged_seeds) {
+        /* part of a run is no baseline: its rates and sums are of its first minutes */
+        char names[600] = "";
+        size_t at = 0;
+        for (size_t i = 0; i < base->count && at < sizeof names; i++)
+            if (base->entries[i].stopped[0])
+                at += (size_t)snprintf(names + at, sizeof names - at, "%s%s (%s)", at ? ", " : "",
+                                       base->entries[i].name, base->entries[i].stopped);
+        snprintf(msg, len,
+                 "%zu of %zu figures not judged: %.900s is a run that stopped early: %s; not a "
+                 "baseline",
+                 cmp->unjudged, cmp->count, path, names);
+    } else if (cmp->unjudged_seeds > 0 && cmp->apart == REP_CMP_TWO_VERSIONS) {
+        snprintf(msg, len,
+                 "%zu of %zu figures not judged: %.900s is of random streams %.40s, this run of "
+                 "%s: the same seed draws other numbers (docs/rng.md), and they moved beyond "
+                 "their default tolerance, which is not that noise (save a baseline with this "
+                 "version, or give --tolerance)",
+                 cmp->unjudged_seeds, cmp->count, path,
+                 base->rng[0] ? base->rng : "unnamed (before fusebox-2)", FB_RNG_VERSION);
+    } else if (cmp->unjudged_seeds > 0) {
+        snprintf(msg, len,
+                 "%zu of %zu figures not judged: %.900s is of seed %.100s, this run of another: "
+                 "they "
+                 "moved beyond their default tolerance, which is not the seeds' noise (check "
+                 "with the baseline's seed, or give --tolerance)",
+                 cmp->unjudged_seeds, cmp->count, path, base->seeds);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/*
  * The comparison's one result: PASS when no figure is worse beyond noise, else FAIL and then a
  * line per worse figure; one <testcase> "baseline" with every figure in its <system-out>.
  */
@@ -352,36 +392,7 @@ static void baseline_result(const sim_scenario *sc, const char *path, const rep_
     fclose(fa);
     fclose(fb);
     char msg[2048];
-    if (cmp->worse == 0 && cmp->unjudged > cmp->unjudged_seeds) {
-        /* part of a run is no baseline: its rates and sums are of its first minutes */
-        char names[600] = "";
-        size_t at = 0;
-        for (size_t i = 0; i < base->count && at < sizeof names; i++)
-            if (base->entries[i].stopped[0])
-                at += (size_t)snprintf(names + at, sizeof names - at, "%s%s (%s)", at ? ", " : "",
-                                       base->entries[i].name, base->entries[i].stopped);
-        snprintf(msg, sizeof msg,
-                 "%zu of %zu figures not judged: %.900s is a run that stopped early: %s; not a "
-                 "baseline",
-                 cmp->unjudged, cmp->count, path, names);
-        baseline_error(sc, msg, out, x, c);
-    } else if (cmp->worse == 0 && cmp->unjudged_seeds > 0 &&
-               strcmp(cmp->apart, "two stream versions") == 0) {
-        snprintf(msg, sizeof msg,
-                 "%zu of %zu figures not judged: %.900s is of random streams %.40s, this run of "
-                 "%s: the same seed draws other numbers (docs/rng.md), and they moved beyond "
-                 "their default tolerance, which is not that noise (save a baseline with this "
-                 "version, or give --tolerance)",
-                 cmp->unjudged_seeds, cmp->count, path,
-                 base->rng[0] ? base->rng : "no named version", FB_RNG_VERSION);
-        baseline_error(sc, msg, out, x, c);
-    } else if (cmp->worse == 0 && cmp->unjudged_seeds > 0) {
-        snprintf(msg, sizeof msg,
-                 "%zu of %zu figures not judged: %.900s is of seed %.100s, this run of another: "
-                 "they "
-                 "moved beyond their default tolerance, which is not the seeds' noise (check "
-                 "with the baseline's seed, or give --tolerance)",
-                 cmp->unjudged_seeds, cmp->count, path, base->seeds);
+    if (cmp->worse == 0 && no_verdict(path, base, cmp, msg, sizeof msg)) {
         baseline_error(sc, msg, out, x, c);
     } else if (cmp->worse == 0) {
         fprintf(out, "PASS  %s: baseline  [%zu figures, none worse beyond noise than %s]\n",

@@ -175,7 +175,8 @@ static void print_verdict(FILE *f, const rep_cmp *c, const cell_row *rows, const
                 "between single runs of %s, which measure no noise (--tolerance states "
                 "it; sweeps with --seeds measure it)%s\n",
                 prefix, c->worse || stopped ? "" : "inconclusive: ", c->unjudged_seeds, c->count,
-                c->apart, c->worse || c->unjudged == c->count ? "" : "; the others:");
+                rep_cmp_apart_name(c->apart),
+                c->worse || c->unjudged == c->count ? "" : "; the others:");
     if (c->unjudged == c->count) return;
     if (c->worse == 0 && c->better == 0) {
         fprintf(f, "%sno change beyond noise (%zu figures)\n", prefix, c->count - c->unjudged);
@@ -553,7 +554,8 @@ int cli_cmd_compare(int argc, char **argv) {
         printf("note: different random-stream versions (%s, %s): the same seed draws other "
                "numbers (docs/rng.md), judged as two seeds: shares on their binomial interval, a "
                "change beyond a default tolerance not judged\n",
-               a.rng[0] ? a.rng : "none named", b.rng[0] ? b.rng : "none named");
+               a.rng[0] ? a.rng : "unnamed, before fusebox-2",
+               b.rng[0] ? b.rng : "unnamed, before fusebox-2");
     if (c.only_a || c.only_b)
         printf("note: %zu %s only in A, %zu only in B (not compared)\n", c.only_a,
                a.kind == REP_CMP_REPORT ? "variant(s)" : "point(s)", c.only_b);

@@ -280,18 +280,23 @@ void rep_cmp_judge(const rep_cmp_headline *h, const rep_cmp_value *a, const rep_
         fig->verdict = (fig->change > 0) == h->higher_is_better ? REP_CMP_BETTER : REP_CMP_WORSE;
 }
 
-/* The rule of a figure of single runs of two seeds that was not judged (across_seeds). */
-#define SEEDS_NOT_JUDGED "two seeds, not judged:"
+/* Two single runs of two seeds, or of one seed under two random-stream versions (docs/rng.md:
+ * a version draws other numbers from a seed). */
+static rep_cmp_apart apart(const rep_cmp_side *a, const rep_cmp_side *b) {
+    if (a->kind != REP_CMP_REPORT) return REP_CMP_SAME_DRAWS;
+    if (strcmp(a->seeds, b->seeds) != 0) return REP_CMP_TWO_SEEDS;
+    return strcmp(a->rng, b->rng) != 0 ? REP_CMP_TWO_VERSIONS : REP_CMP_SAME_DRAWS;
+}
 
-/*
- * Why two single runs drew other numbers: "two seeds", or "two stream versions" (the same seed
- * under two random-stream versions: docs/rng.md, a version draws other numbers from a seed);
- * NULL when they drew the same (or for sweeps, whose intervals measure the noise).
- */
-static const char *apart(const rep_cmp_side *a, const rep_cmp_side *b) {
-    if (a->kind != REP_CMP_REPORT) return NULL;
-    if (strcmp(a->seeds, b->seeds) != 0) return "two seeds";
-    return strcmp(a->rng, b->rng) != 0 ? "two stream versions" : NULL;
+const char *rep_cmp_apart_name(rep_cmp_apart apart) {
+    switch (apart) {
+    case REP_CMP_TWO_SEEDS:
+        return "two seeds";
+    case REP_CMP_TWO_VERSIONS:
+        return "two stream versions";
+    default:
+        return "";
+    }
 }
 
 /*
@@ -305,8 +310,8 @@ static const char *apart(const rep_cmp_side *a, const rep_cmp_side *b) {
 static bool binomial(rep_cmp_fig *f, const rep_cmp_headline *h, const rep_cmp_side *a,
                      const rep_cmp_side *b, const rep_cmp_entry *ea, const rep_cmp_entry *eb) {
     bool rate = strcmp(h->metric, "success_rate") == 0;
-    const char *why = apart(a, b);
-    if (why == NULL || f->rule != REP_CMP_RULE_TOL || f->tol_user ||
+    rep_cmp_apart why = apart(a, b);
+    if (why == REP_CMP_SAME_DRAWS || f->rule != REP_CMP_RULE_TOL || f->tol_user ||
         (!rate && strcmp(h->metric, "blast_radius") != 0))
         return false;
     if (!(ea->ended > 0) || !(eb->ended > 0)) return false;
@@ -322,8 +327,8 @@ static bool binomial(rep_cmp_fig *f, const rep_cmp_headline *h, const rep_cmp_si
     bool beyond = fabs(yb - xa) > half;
     if (!beyond) f->verdict = REP_CMP_SAME;
     snprintf(f->rule_text, sizeof f->rule_text,
-             "%s: %s the 95%% binomial interval, +-%.3f pp of the requests ended", why,
-             beyond ? "beyond" : "within", half * 100);
+             "%s: %s the 95%% binomial interval, +-%.3f pp of the requests ended",
+             rep_cmp_apart_name(why), beyond ? "beyond" : "within", half * 100);
     return true;
 }
 
@@ -334,20 +339,17 @@ static bool binomial(rep_cmp_fig *f, const rep_cmp_headline *h, const rep_cmp_si
  * regressions beyond noise"). Not judged; --tolerance states the noise, a sweep measures it.
  */
 static void across_seeds(rep_cmp_fig *f, const rep_cmp_side *a, const rep_cmp_side *b) {
-    const char *why = apart(a, b);
-    if (why == NULL || f->rule != REP_CMP_RULE_TOL || f->tol_user) return;
+    rep_cmp_apart why = apart(a, b);
+    if (why == REP_CMP_SAME_DRAWS || f->rule != REP_CMP_RULE_TOL || f->tol_user) return;
     if (f->verdict != REP_CMP_WORSE && f->verdict != REP_CMP_BETTER) return;
     f->verdict = REP_CMP_NA;
+    f->unjudged_apart = true;
     char tol[128];
     snprintf(tol, sizeof tol, "%s", f->rule_text);
     char *cut = strstr(tol, " (default)");
     if (cut) *cut = '\0';
-    if (strcmp(why, "two seeds") == 0)
-        snprintf(f->rule_text, sizeof f->rule_text, "%s beyond %.60s, not the seeds' noise",
-                 SEEDS_NOT_JUDGED, tol);
-    else
-        snprintf(f->rule_text, sizeof f->rule_text,
-                 "%s, not judged: beyond %.60s, not the draws' noise", why, tol);
+    snprintf(f->rule_text, sizeof f->rule_text, "%s, not judged: beyond %.60s, not the %s noise",
+             rep_cmp_apart_name(why), tol, why == REP_CMP_TWO_SEEDS ? "seeds'" : "draws'");
 }
 
 /*
@@ -358,6 +360,7 @@ static void across_seeds(rep_cmp_fig *f, const rep_cmp_side *a, const rep_cmp_si
 static void unjudged(rep_cmp_fig *f, const char *stopped_a, const char *stopped_b) {
     if (stopped_a[0] == '\0' && stopped_b[0] == '\0') return;
     f->verdict = REP_CMP_NA;
+    f->unjudged_apart = false; /* not judged for this reason first */
     snprintf(f->rule_text, sizeof f->rule_text, "not judged: %s's run %.90s",
              stopped_a[0] ? "A" : "B", stopped_a[0] ? stopped_a : stopped_b);
 }
@@ -402,8 +405,7 @@ int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol 
             if (!binomial(f, &HEADLINES[h], a, b, &a->entries[i], &b->entries[j]))
                 across_seeds(f, a, b);
             unjudged(f, a->entries[i].stopped, b->entries[j].stopped);
-            bool seeds = f->verdict == REP_CMP_NA && apart(a, b) != NULL &&
-                         strstr(f->rule_text, ", not judged: beyond ") != NULL;
+            bool seeds = f->unjudged_apart;
             out->unjudged_seeds += seeds;
             out->unjudged += seeds || (f->verdict == REP_CMP_NA &&
                                        (a->entries[i].stopped[0] || b->entries[j].stopped[0]));
@@ -412,7 +414,7 @@ int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol 
         }
     }
     out->only_b = b->count - common;
-    snprintf(out->apart, sizeof out->apart, "%s", apart(a, b) ? apart(a, b) : "");
+    out->apart = apart(a, b);
     if (common == 0) {
         snprintf(msg, msglen, "no %s in common", a->kind == REP_CMP_REPORT ? "variant" : "point");
         rep_cmp_free(out);
@@ -528,7 +530,7 @@ static void json_side(util_json *w, const char *key, const char *path, const rep
     util_json_open(w, key, '{', UTIL_JSON_INLINE);
     util_json_str(w, "path", path);
     util_json_str(w, "seeds", s->seeds);
-    util_json_str(w, "rng", s->rng);
+    util_json_str(w, "rng", s->rng[0] ? s->rng : NULL);
     util_json_bool(w, "complete", s->complete);
     util_json_u64(w, "entries", s->count);
     util_json_close(w);

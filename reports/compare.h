@@ -108,6 +108,7 @@ typedef struct rep_cmp_fig {
     bool tol_user; /* it came from a --tolerance */
     rep_cmp_verdict verdict;
     char rule_text[128]; /* "95% CIs overlap", "tolerance +-5% (default)" */
+    bool unjudged_apart; /* n/a: single runs of other draws (rep_cmp.apart), beyond a default */
 } rep_cmp_fig;
 
 /*
@@ -117,15 +118,24 @@ typedef struct rep_cmp_fig {
 void rep_cmp_judge(const rep_cmp_headline *h, const rep_cmp_value *a, const rep_cmp_value *b,
                    const rep_cmp_tol *user, rep_cmp_fig *fig);
 
+/* Why two single runs drew other numbers: two seeds, or one seed under two random-stream
+ * versions (docs/rng.md); REP_CMP_SAME_DRAWS: they drew the same (and sweeps, whose intervals
+ * measure the noise). */
+typedef enum rep_cmp_apart {
+    REP_CMP_SAME_DRAWS = 0,
+    REP_CMP_TWO_SEEDS,
+    REP_CMP_TWO_VERSIONS
+} rep_cmp_apart;
+/* "two seeds", "two stream versions"; "" for REP_CMP_SAME_DRAWS. */
+const char *rep_cmp_apart_name(rep_cmp_apart apart);
+
 typedef struct rep_cmp {
     rep_cmp_fig *figs; /* malloc'ed; rep_cmp_free */
     size_t count;
     size_t worse, better;
     size_t unjudged;       /* figures not judged (n/a): a run stopped early, or two seeds */
     size_t unjudged_seeds; /* of them: single runs of two seeds, beyond a default tolerance */
-    /* single runs that drew other numbers: "two seeds", "two stream versions" (the same seed
-       under two random-stream versions); "": the same draws, or sweeps */
-    char apart[24];
+    rep_cmp_apart apart;   /* why the sides drew other numbers, if they did */
     size_t only_a, only_b; /* entries of one side only */
 } rep_cmp;
 

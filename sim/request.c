@@ -54,7 +54,13 @@ static void queue_request(sim *s, uint32_t ri) {
     sim__stat_pod_queued(s);
 }
 
-static bool under_caps(sim *s) {
+/* Room for a request (from `user`, or NONE32); else the run stops with the cap reached. */
+static bool under_caps(sim *s, uint32_t user) {
+    if (user != NONE32 && s->user_sent[user] == UINT32_MAX) { /* its count names its stream */
+        sim__stop(s, FB_ECAP, "user %u sent 4294967295 requests, the most one user may, at t=%.3fs",
+                  user, (double)s->now / 1e6);
+        return false;
+    }
     if (s->sum->requests >= s->sc->limits.requests_max) {
         sim__stop(s, FB_ECAP, "request cap reached (limits.requests = %llu) at t=%.3fs",
                   (unsigned long long)s->sc->limits.requests_max, (double)s->now / 1e6);
@@ -73,8 +79,8 @@ static bool under_caps(sim *s) {
  * is, not by when it comes (random streams fusebox-5, docs/rng.md): the open-loop arrivals'
  * order does not depend on the policy, but a user's next request, a serial client's next call
  * and a re-submission come after an answer, and a variant that answers at another time would
- * otherwise move the streams of every request after them. A user's count is below 2^32 while
- * it sends fewer requests than that.
+ * otherwise move the streams of every request after them. A user's count stays below 2^32
+ * (sim__new_request stops the run there).
  */
 static inline void request_stream(sim *s, req *r, uint32_t cls, uint32_t user) {
     uint64_t entity;
@@ -91,7 +97,7 @@ static inline void request_stream(sim *s, req *r, uint32_t cls, uint32_t user) {
 
 /* A request of class `cls` arrives (from closed-loop user `user`, or NONE32). */
 void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
-    if (!under_caps(s)) return;
+    if (!under_caps(s, user)) return;
     uint32_t ri;
     int rc = sim__pool_take_dirty(&s->reqs, &ri);
     if (rc != FB_OK) {

@@ -172,9 +172,21 @@ static int read_part(const char *file, part *pt, char *msg, size_t msglen) {
 
 /* What a field of the definition that differs means, when it is not plain: "" else. */
 static const char *differs_why(const char *key) {
-    if (strcmp(key, "rng") == 0)
-        return ": two random-stream versions, which draw other numbers from a seed (docs/rng.md)";
     return strcmp(key, "scenario_fnv1a64") == 0 ? ": the scenario file changed" : "";
+}
+
+/*
+ * The part's runs drew from this fusebox's random streams (its definition's "rng"; none before
+ * they were named there): a merge writes this version's name over them, a resume adds this
+ * version's runs to them.
+ */
+static int check_streams(const part *pt, const char *then, char *msg, size_t msglen) {
+    const char *v = json_string_or_null(pt->sweep, "rng");
+    if (v != NULL && strcmp(v, FB_RNG_VERSION) == 0) return FB_OK;
+    return sweep_fail(msg, msglen, FB_EINVAL,
+                      "%s was run with random streams %s, this fusebox draws %s, which gives "
+                      "other numbers from a seed (docs/rng.md): %s",
+                      pt->file, v ? v : "not named (an older fusebox)", FB_RNG_VERSION, then);
 }
 
 /* The same sweep: same scenario text, same definition, same number of shards. */
@@ -193,11 +205,6 @@ static int check_same_sweep(const part *a, const part *b, char *msg, size_t msgl
                               "%s and %s are different sweeps ('%s' differs%s)", a->file, b->file,
                               x->string, differs_why(x->string));
     }
-    if (cJSON_GetObjectItemCaseSensitive(a->sweep, "rng") == NULL &&
-        cJSON_GetObjectItemCaseSensitive(b->sweep, "rng") != NULL)
-        return sweep_fail(msg, msglen, FB_EINVAL,
-                          "%s and %s are different sweeps ('rng' differs%s)", a->file, b->file,
-                          differs_why("rng"));
     if (cJSON_GetArraySize(a->sweep) != cJSON_GetArraySize(b->sweep))
         return sweep_fail(msg, msglen, FB_EINVAL, "%s and %s are different sweeps", a->file,
                           b->file);
@@ -402,6 +409,8 @@ int sweep_merge(const char *const *files, size_t n, const sweep_args *analysis, 
     int rc = FB_OK;
     for (size_t i = 0; i < n && rc == FB_OK; i++) {
         rc = read_part(files[i], &parts[i], msg, msglen);
+        if (rc == FB_OK)
+            rc = check_streams(&parts[i], "run that shard again with this fusebox", msg, msglen);
         for (size_t j = 0; j < i && rc == FB_OK; j++)
             rc = check_same_sweep(&parts[j], &parts[i], msg, msglen);
     }
@@ -498,6 +507,7 @@ int sweep_resume(sweep *sw, const char *file, uint32_t k, uint32_t n, uint64_t *
         rc =
             sweep_fail(msg, msglen, FB_EINVAL,
                        "%s is a finished shard, not an interrupted sweep: nothing to resume", file);
+    if (rc == FB_OK) rc = check_streams(&pt, "run the sweep without --resume", msg, msglen);
     if (rc == FB_OK) rc = check_definition(sw, &pt, msg, msglen);
     if (rc == FB_OK) rc = load_tasks(sw, &pt, false, loaded, msg, msglen);
     cJSON_Delete(pt.root);

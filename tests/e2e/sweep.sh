@@ -56,11 +56,15 @@ contains "$ERR" "missing shard 2 of 2" "merge names the missing shard"
 expect_exit 2 "merge of two different sweeps exits 2" "$FUSEBOX" merge \
     "$T/parts/sweep.part-1-of-2.json" "$T/other/sweep.part-2-of-2.json" -o "$T/m2"
 contains "$ERR" "different sweeps ('grid' differs)" "merge says what differs"
+# shards run by a fusebox of other random streams (docs/rng.md): one, or all of them
 sed 's/"rng": "fusebox-5"/"rng": "fusebox-4"/' "$T/parts/sweep.part-2-of-2.json" >"$T/old-part-2.json"
-expect_exit 2 "merge of shards of two random-stream versions exits 2" "$FUSEBOX" merge \
+sed 's/"rng": "fusebox-5"/"rng": "fusebox-4"/' "$T/parts/sweep.part-1-of-2.json" >"$T/old-part-1.json"
+expect_exit 2 "merge of a shard of another random-stream version exits 2" "$FUSEBOX" merge \
     "$T/parts/sweep.part-1-of-2.json" "$T/old-part-2.json" -o "$T/m3"
-contains "$ERR" "different sweeps ('rng' differs: two random-stream versions, which draw other numbers from a seed" \
-    "... and says why they do not mix"
+contains "$ERR" "old-part-2.json was run with random streams fusebox-4, this fusebox draws fusebox-5, which gives other numbers from a seed" \
+    "... and says why"
+expect_exit 2 "merge of shards all of another random-stream version exits 2 (not labelled as this one's)" \
+    "$FUSEBOX" merge "$T/old-part-1.json" "$T/old-part-2.json" -o "$T/m4"
 
 expect_exit 2 "a misspelt --grid key exits 2" \
     "$FUSEBOX" sweep $SC --grid breaker.failur_rate=0.3,0.5 -o "$T/bad"

@@ -446,6 +446,14 @@ expect_exit 2 "a merge with other knobs exits 2" "$FUSEBOX" tune $S \
     --merge 3 -o "$T/sh3"
 contains "$ERR" "is from a different tune ('grid' differs): run the shards again with the same" \
     "the error says the shards are another tune's"
+# a shard run by a fusebox of other random streams (docs/rng.md)
+cp -r "$T/sh3" "$T/sh-old"
+f=$(ls "$T"/sh-old/tune.part-2-of-3/*.json | head -n 1)
+sed -i 's/"rng": "fusebox-5"/"rng": "fusebox-4"/' "$f"
+# shellcheck disable=SC2086
+expect_exit 2 "a merge with a shard of another random-stream version exits 2" "$FUSEBOX" tune $S $SH \
+    --subject-to "success_rate>=0.97" --merge 3 -o "$T/sh-old"
+contains "$ERR" "was run with random streams fusebox-4, this fusebox draws fusebox-5" "... and says so"
 
 # The budgeted search round by round (docs/tune.md, "Beyond one machine"): --merge N plans a
 # round (exit 3), --shard K/N runs its share of it, until a merge writes the answer, which must

@@ -347,11 +347,11 @@ static void sim_variants_share_arrivals(void **state) {
 }
 
 /*
- * An open-loop class beside classes whose next request waits for an answer (closed-loop users,
- * replayed sessions, a serial client, re-submissions): two variants that answer those at other
- * times must still draw the same for every open-loop request (random streams fusebox-5). Before,
- * a request's stream was named by the order of all arrivals, and every request after the first
- * that came at another time drew other numbers.
+ * An open-loop class beside classes whose next request waits for an answer (closed-loop users
+ * and a serial client who also re-submit, replayed sessions, re-submissions): two variants that
+ * answer those at other times must still draw the same for every open-loop request (random streams
+ * fusebox-5). Before, a request's stream was named by the order of all arrivals, and every request
+ * after the first that came at another time drew other numbers.
  */
 static void sim_variants_share_draws_beside_closed_loops(void **state) {
     (void)state;
@@ -361,11 +361,12 @@ static void sim_variants_share_draws_beside_closed_loops(void **state) {
         "\"prompt_tokens\":{\"lognormal\":{\"median\":1000,\"p99\":5000}},"
         "\"completion_tokens\":{\"uniform\":{\"min\":50,\"max\":300}}},"
         "{\"class\":\"users\",\"arrivals\":{\"closed\":{\"users\":30,"
-        "\"think\":{\"exponential\":\"2s\"}}},\"target\":\"b\"},"
+        "\"think\":{\"exponential\":\"2s\"}}},\"target\":\"b\","
+        "\"resubmit\":{\"probability\":0.3,\"think\":\"2s\",\"max\":1}},"
         "{\"class\":\"talk\",\"arrivals\":{\"replay\":{\"at_ms\":[0,5000,40000],"
         "\"turns\":[20,20,20],\"think\":\"1s\"}},\"target\":\"b\"},"
-        "{\"class\":\"sched\",\"arrivals\":{\"constant\":\"1/"
-        "s\"},\"serial\":true,\"target\":\"b\"},"
+        "{\"class\":\"sched\",\"arrivals\":{\"constant\":\"1/s\"},\"serial\":true,"
+        "\"target\":\"b\",\"resubmit\":{\"probability\":0.3,\"think\":\"2s\",\"max\":1}},"
         "{\"class\":\"again\",\"arrivals\":{\"poisson\":\"5/s\"},\"target\":\"b\","
         "\"resubmit\":{\"probability\":0.5,\"think\":\"3s\",\"max\":2}}],"
         "\"pods\":{\"count\":4,\"workers\":1000,\"queue\":100,\"request_timeout\":\"60s\"},"
