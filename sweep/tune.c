@@ -1385,11 +1385,14 @@ typedef struct knob_sens {
     bool no_effect;
     uint32_t feasible, flo, fhi;
     bool unmeasured; /* a move's paired noise is unknown (one seed): no_effect means no change */
+    double noise;    /* the largest paired noise of its moves (no_effect: all are within theirs) */
+    uint32_t clear;  /* with an effect: the value whose move stands out most from its noise, */
+    double clear_move, clear_noise; /* that move (its value's objective less p's), its noise */
 } knob_sens;
 
 static knob_sens sensitivity(const sweep_tune *t, uint64_t p, uint32_t d) {
-    knob_sens k = {0, true, 0, value_index(t, p, d), value_index(t, p, d), false};
-    double lo = INFINITY, hi = -INFINITY, at = evaluate(t, t->grid, p).across;
+    knob_sens k = {0, true, 0, value_index(t, p, d), value_index(t, p, d), false, 0, 0, 0, 0};
+    double lo = INFINITY, hi = -INFINITY, at = evaluate(t, t->grid, p).across, ratio = -1;
     for (uint32_t v = 0; v < t->nval[d]; v++) {
         uint64_t q = with_value(t, p, d, v);
         eval e = evaluate(t, t->grid, q);
@@ -1398,7 +1401,17 @@ static knob_sens sensitivity(const sweep_tune *t, uint64_t p, uint32_t d) {
         k.feasible += e.feasible;
         double pn = q == p ? 0 : paired_noise(t, p, q);
         k.unmeasured |= isnan(pn);
-        if (isnan(pn) ? e.across != at : fabs(e.across - at) > pn) k.no_effect = false;
+        if (q != p && pn > k.noise) k.noise = pn;
+        if (isnan(pn) ? e.across != at : fabs(e.across - at) > pn) {
+            k.no_effect = false;
+            double r = pn > 0 ? fabs(e.across - at) / pn : INFINITY;
+            if (!isnan(pn) && r > ratio) {
+                ratio = r;
+                k.clear = v;
+                k.clear_move = e.across - at;
+                k.clear_noise = pn;
+            }
+        }
     }
     k.range = hi - lo;
     while (k.flo > 0 && evaluate(t, t->grid, with_value(t, p, d, k.flo - 1)).feasible) k.flo--;
@@ -1621,7 +1634,7 @@ static void knob_rule(FILE *f, const sweep_tune *t, uint32_t d, bool no_effect) 
 /* Knob d's line: its effect on the objective, where the constraints hold, what fails next. */
 static void answer_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bool feasible) {
     const sweep *g0 = t->grid[0];
-    char a[64];
+    char a[64], n[64];
     knob_sens k = sensitivity(t, p, d);
     uint32_t ok = k.feasible, flo = k.flo, fhi = k.fhi;
     human(a, sizeof a, g0, g0->objective, k.range);
@@ -1633,10 +1646,20 @@ static void answer_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bo
     else if (k.unmeasured)
         fprintf(f, "changes the %s by %s%s (the seeds' noise not measured)", across_word(t), a,
                 seeds);
-    else if (k.no_effect)
-        fprintf(f, "no effect on the %s (range %s, within the seeds' noise)", g0->objective, a);
-    else
-        fprintf(f, "moves the %s by %s", across_word(t), a);
+    else if (k.no_effect && k.range == 0)
+        fprintf(f, "no effect on the %s (the same figure at every value)", g0->objective);
+    else if (k.no_effect) {
+        human(n, sizeof n, g0, g0->objective, k.noise);
+        fprintf(f, "no effect on the %s (range %s, within the seeds' noise, up to +/- %s)",
+                g0->objective, a, n);
+    } else {
+        char v[SWEEP_VALUE_MAX], m[64];
+        knob_value(t, with_value(t, p, d, k.clear), d, v, sizeof v);
+        human(m, sizeof m, g0, g0->objective, fabs(k.clear_move));
+        human(n, sizeof n, g0, g0->objective, k.clear_noise);
+        fprintf(f, "moves the %s by %s (at %s: %s%s, beyond the seeds' noise of +/- %s)",
+                across_word(t), a, v, g0->sense * k.clear_move < 0 ? "-" : "+", m, n);
+    }
     if (g0->con_count && feasible) {
         if (flo == 0 && fhi + 1 == t->nval[d]) {
             fprintf(f, "; the constraints hold over all its values");
@@ -2242,6 +2265,10 @@ static void json_knob(util_json *w, const sweep_tune *t, uint64_t p, uint32_t d,
     }
     util_json_close(w);
     jnum(w, "range", k.range);
+    if (k.unmeasured) /* one seed: no noise to judge a move against */
+        util_json_null(w, "noise");
+    else
+        jnum(w, "noise", k.noise);
     int64_t bv = better_value(t, p, d);
     util_json_bool(w, "no_effect", k.no_effect);
     if (bv >= 0)

@@ -423,6 +423,13 @@ expect_exit 2 "the same metric twice exits 2" "$FUSEBOX" tune $S $P2 --minimize 
 SH="--knob retry.attempts=1,2,3 --knob breaker.open=5s,20s --minimize cost_usd --exhaustive"
 # shellcheck disable=SC2086
 "$FUSEBOX" tune $S $SH --subject-to "success_rate>=0.97" -o "$T/sh1" >"$T/sh1.txt"
+# each knob's line says the seeds' noise its moves were judged against, and which move stood out
+grep -qE "^  retry.attempts +no effect on the cost_usd \(range \\\$[0-9.]+, within the seeds' noise, up to \+/- \\\$[0-9.]+\)" "$T/sh1.txt"
+ok $? "sensitivity: a knob with no effect names the largest noise of its moves"
+grep -qE "^  breaker.open +moves the worst case by \\\$[0-9.]+ \(at 20s: [+-]\\\$[0-9.]+, beyond the seeds' noise of \+/- \\\$[0-9.]+\)" "$T/sh1.txt"
+ok $? "... a knob that moves the figure names the move that stood out and its noise"
+[ "$(json "$T/sh1/tune.json" "all(k['noise'] > 0 for k in r['sensitivity'])")" = True ]
+ok $? "... and tune.json's sensitivity[].noise holds it"
 for k in 1 2 3; do
     # shellcheck disable=SC2086
     expect_exit 0 "tune --shard $k/3 exits 0" "$FUSEBOX" tune $S $SH \
