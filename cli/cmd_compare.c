@@ -399,9 +399,13 @@ static int write_html(const char *outdir, const char *fa, const char *fb, const 
     rep_escape_markup(h, a->scenario);
     fputs(": A against B</h1>\n<p>A: <code>", h);
     rep_escape_markup(h, fa);
-    fprintf(h, "</code> (seed %s)<br>B: <code>", a->seeds);
+    fprintf(h, "</code> (seed %s, random streams ", a->seeds);
+    rep_escape_markup(h, a->rng[0] ? a->rng : "unnamed");
+    fputs(")<br>B: <code>", h);
     rep_escape_markup(h, fb);
-    fprintf(h, "</code> (seed %s)</p>\n<p><b>", b->seeds);
+    fprintf(h, "</code> (seed %s, random streams ", b->seeds);
+    rep_escape_markup(h, b->rng[0] ? b->rng : "unnamed");
+    fputs(")</p>\n<p><b>", h);
     char *verdict = NULL;
     size_t vlen = 0;
     FILE *m = open_memstream(&verdict, &vlen);

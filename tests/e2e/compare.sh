@@ -29,6 +29,7 @@ check "compare.json: every figure the same, with its rule and both values" pytho
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r['kind'] == 'report' and r['scenario'] == 'sweep-small', r
+assert r['a']['rng'] == r['b']['rng'] == 'fusebox-5', (r['a'], r['b'])
 assert r['figures'] == len(r['results']) == 14 and r['worse'] == 0 and r['better'] == 0, r
 names = {(x['variant'], x['metric']) for x in r['results']}
 assert ('tuned', 'latency_p99') in names and ('naive', 'success_rate') in names, names
@@ -38,6 +39,8 @@ for x in r['results']:
 " "$T/c_same/compare.json"
 "$FUSEBOX" compare "$T/a" "$T/b" -o "$T/c_same2" >/dev/null
 check "compare.json is the same bytes for the same inputs" cmp "$T/c_same/compare.json" "$T/c_same2/compare.json"
+grep -q "(seed 7, random streams fusebox-5)<br>B:" "$T/c_same/compare.html"
+ok $? "compare.html names each side's seed and random streams"
 if command -v gnuplot >/dev/null 2>&1; then
     n=$(grep -c '<svg' "$T/c_same/compare.html")
     [ "$n" -eq 10 ]
