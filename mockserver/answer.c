@@ -228,7 +228,11 @@ enum MHD_Result mock_send_error(req *r, int status, mock_flavor flavor, const ch
     struct MHD_Response *resp = mock_buf_response(&b);
     if (resp == NULL) return MHD_NO;
     fb_time_us now = mock_now_us();
-    mock_add_common(r, resp, "application/json", 0, (due_us > now ? due_us : now) - r->arrival_us);
+    /* openai-processing-ms: the planned time from the decision (as a success's, due - now in
+     * answer_plain), not the time the request took to read: that moved with the machine's load
+     * and told a proxy's copy of an answer apart from the upstream's. */
+    fb_time_us from = r->t0_us != 0 ? r->t0_us : now;
+    mock_add_common(r, resp, "application/json", 0, due_us > from ? due_us - from : 0);
     mock_add_plan(r, resp, due_us > now ? due_us : now);
     mock_add_fault_headers(resp, &act);
     log_retry_hints(r, &act, status);
@@ -342,11 +346,11 @@ enum MHD_Result mock_answer(req *r) {
     /* a slow fault's delay comes after the factor, as in the simulator (scenario/fault.h) */
     fb_time_us ttft = mock_to_real(s, a->ttft_us >= 0 ? a->ttft_us : r->ttft_tl_us, a->slow) +
                       mock_to_real(s, a->delay_us, 1.0);
+    r->t0_us = now;
     if (a->status != 0)
         return mock_send_error(r, a->status, a->flavor, NULL, a, error_due(r, now, ttft));
     log_latency(r, (fb_time_us)((double)(a->ttft_us >= 0 ? a->ttft_us : r->ttft_tl_us) * a->slow) +
                        a->delay_us);
-    r->t0_us = now;
     r->ttft_us = ttft;
     r->per_token_us = mock_to_real(s, s->cfg.per_token_us, a->slow);
     r->stall_after = a->stall_after;

@@ -138,10 +138,21 @@ count() {
         "$skip" "$wall" "$cpus" "$([ "$missing" -gt 0 ] && echo " (exit $rc, $missing missing)")"
     if [ $((bad + missing)) -gt 0 ]; then
         failures="$failures
-$(grep '^not ok ' "$log" | grep -viE "$SKIP_RE" | sed "s|^|  $name: |")"
+$(failed_lines "$log" "$name")"
         [ "$missing" -gt 0 ] && failures="$failures
   $name: exited $rc before finishing; see $log"
     fi
+}
+
+# failed_lines LOG NAME: each failed test of a TAP log with the diagnostics under it (up to
+# three "#" lines: cmocka's assertion and its line), so that a failure in CI, where only the
+# summary is kept, says what went wrong.
+failed_lines() {
+    awk -v name="$2" '
+        /^not ok / { n = 0; if (tolower($0) ~ /^not ok[^#]*#[ \t]*(skip|todo)/) next
+                     print "  " name ": " $0; n = 3; next }
+        n > 0 && /^#/ { print "      " $0; n--; next }
+        { n = 0 }' "$1"
 }
 
 # Suites that mostly wait run in the background beside the others: started first, counted

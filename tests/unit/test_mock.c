@@ -226,6 +226,34 @@ static void timeline_fractions_are_reproducible_per_attempt(void **state) {
 
 /* ---- success paths ------------------------------------------------------------------------- */
 
+/* openai-processing-ms is the answer's planned time, not the time the mock took to read and
+ * parse the request: an error due at once says 0 after a 3 MiB body (reading it takes
+ * milliseconds), and an error latency of 40 ms says 40. */
+static void processing_ms_is_the_planned_time(void **state) {
+    (void)state;
+    mock_config cfg = {.error_latency_us = 40 * FB_US_PER_MS};
+    fixture *slow = th_start(&cfg), *f = th_start(NULL);
+    size_t n = 3u << 20;
+    char *body = malloc(n + 64);
+    assert_non_null(body);
+    int k = snprintf(body, n + 64, "{\"model\":\"fb-503\",\"messages\":[{\"role\":\"user\","
+                                   "\"content\":\"");
+    memset(body + k, 'x', n - (size_t)k);
+    strcpy(body + n, "\"}]}");
+    resp r;
+    th_post(&r, f->base, CHAT, body, NULL);
+    assert_int_equal(r.status, 503);
+    th_assert_hdr(&r, "openai-processing-ms", "0");
+    th_resp_free(&r);
+    th_post(&r, slow->base, CHAT, "{\"model\":\"fb-503\",\"messages\":[]}", NULL);
+    assert_int_equal(r.status, 503);
+    th_assert_hdr(&r, "openai-processing-ms", "40");
+    th_resp_free(&r);
+    free(body);
+    th_stop(f);
+    th_stop(slow);
+}
+
 static void openai_success_has_headers_and_consistent_usage(void **state) {
     fixture *f = *state;
     resp r;
@@ -1276,6 +1304,8 @@ static void slow_factor_multiplies_configured_latency(void **state) {
     th_post(&r, f->base, CHAT, OA_BODY "}", NULL);
     assert_int_equal(r.status, 200);
     assert_true(r.headers_us - r.start_us >= 290 * FB_US_PER_MS);
+    /* the planned time, however late the answer went: 6 x 50 ms */
+    th_assert_hdr(&r, "openai-processing-ms", "300");
     th_resp_free(&r);
     th_stop(f);
 }
@@ -1405,6 +1435,7 @@ int main(void) {
         cmocka_unit_test(timeline_parse_errors_name_the_json_path),
         cmocka_unit_test(timeline_flap_is_down_for_the_first_half_of_each_period),
         cmocka_unit_test(timeline_fractions_are_reproducible_per_attempt),
+        cmocka_unit_test(processing_ms_is_the_planned_time),
         cmocka_unit_test_setup_teardown(openai_success_has_headers_and_consistent_usage, th_setup,
                                         th_teardown),
         cmocka_unit_test_setup_teardown(anthropic_success_shape_and_headers, th_setup, th_teardown),
