@@ -236,8 +236,9 @@ static void processing_ms_is_the_planned_time(void **state) {
     size_t n = 3u << 20;
     char *body = malloc(n + 64);
     assert_non_null(body);
-    int k = snprintf(body, n + 64, "{\"model\":\"fb-503\",\"messages\":[{\"role\":\"user\","
-                                   "\"content\":\"");
+    int k = snprintf(body, n + 64,
+                     "{\"model\":\"fb-503\",\"messages\":[{\"role\":\"user\","
+                     "\"content\":\"");
     memset(body + k, 'x', n - (size_t)k);
     strcpy(body + n, "\"}]}");
     resp r;
