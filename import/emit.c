@@ -255,6 +255,19 @@ static void provider_description(const imp_incident *inc, uint32_t p, char *buf,
                      pv->system[0] ? pv->system : "a provider", pv->address,
                      pv->model[0] ? ", model " : "", pv->model, pf->attempts, pf->errors,
                      pf->successes, w);
+    if (n > 0 && (size_t)n < len && pf->cancelled_hangs > 0) {
+        char lo[24];
+        imp_human(lo, sizeof lo, pf->longest_answer_us);
+        n += snprintf(buf + n, len - (size_t)n,
+                      "; %u attempts given up (cancelled: their request ended first) after "
+                      "waiting longer than any of its answers (%s) are counted as hangs",
+                      pf->cancelled_hangs, lo);
+    }
+    if (n > 0 && (size_t)n < len && pf->cancelled_left_out > 0)
+        n += snprintf(buf + n, len - (size_t)n,
+                      "; %u cancelled sooner are left out (slow answers or hangs: the log cannot "
+                      "tell)",
+                      pf->cancelled_left_out);
     if (n > 0 && (size_t)n < len && !pf->ttft.known)
         snprintf(buf + n, len - (size_t)n, "; no answer: its latency is fusebox's default");
     else if (n > 0 && (size_t)n < len)
@@ -269,7 +282,7 @@ static cJSON *providers(const imp_incident *inc) {
         const imp_pfit *pf = &inc->prov[p];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", pv->name);
-        char d[600];
+        char d[1024];
         provider_description(inc, p, d, sizeof d);
         cJSON_AddStringToObject(o, "description", d);
         if (pv->context_window) cJSON_AddNumberToObject(o, "context_window", pv->context_window);

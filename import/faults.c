@@ -60,8 +60,9 @@ static size_t observations(fitter *F, uint32_t p) {
         const imp_request *q = &inc->log->req[r];
         for (uint32_t i = q->first; i < q->first + q->count; i++) {
             const imp_attempt *a = &inc->log->att[i];
-            if (a->provider != p || a->outcome == IMP_CANCELLED) continue;
+            if (a->provider != p) continue;
             int k = imp__fit_kind(F->pf, a);
+            if (k == IMP_FIT_LEFT_OUT) continue;
             /* a first attempt when the replay sends it: at its request's arrival (the SDK's
                span starts a few ms before its first HTTP span: a window placed from that
                attempt's start would leave its replay just outside) */

@@ -69,14 +69,35 @@ static int slice(imp_incident *inc, imp_error *err) {
 
 /* ---- error kinds ---- */
 
+/*
+ * A cancelled attempt (its request ended first: a request timeout, a deadline, a hedge that
+ * won) was not answered while it was waited for: the log cannot say whether it would have been.
+ * One that waited longer than any answer its provider gave in the slice, and saw no first
+ * token, is counted as a hang: a hang fault cut by a request timeout left nothing else in the
+ * log (a 50% hang under a 1.5 s request timeout was fitted as no fault at all). A shorter one
+ * may have been a slow answer and is left out. The log cannot tell a hang from an answer
+ * slower than every one it holds; the scenario's description says how many were read so.
+ */
+bool imp__fit_hang(const imp_pfit *pf, const imp_attempt *a) {
+    return a->outcome == IMP_CANCELLED && a->ttft_us < 0 &&
+           a->end_us - a->start_us > pf->longest_answer_us;
+}
+
 int imp__fit_kind(const imp_pfit *pf, const imp_attempt *a) {
-    if (a->outcome == IMP_OK || a->outcome == IMP_CANCELLED) return -1;
+    if (a->outcome == IMP_OK) return IMP_FIT_ANSWER;
+    uint8_t outcome = a->outcome;
+    int16_t status = a->status;
+    if (outcome == IMP_CANCELLED) {
+        if (!imp__fit_hang(pf, a)) return IMP_FIT_LEFT_OUT;
+        outcome = IMP_TIMEOUT;
+        status = 0;
+    }
     int near = -1;
     for (uint32_t k = 0; k < pf->nkinds; k++) {
         const imp_errkind *x = &pf->kinds[k];
-        if (x->outcome != a->outcome) continue;
-        if (x->status == a->status) return (int)k;
-        if (near < 0 && x->status / 100 == a->status / 100) near = (int)k;
+        if (x->outcome != outcome) continue;
+        if (x->status == status) return (int)k;
+        if (near < 0 && x->status / 100 == status / 100) near = (int)k;
     }
     return near >= 0 ? near : 0; /* a rare kind, folded into the closest (else the first) */
 }
@@ -88,26 +109,48 @@ static int by_count(const void *a, const void *b) {
     return x->status < y->status ? -1 : x->status > y->status;
 }
 
+/* The longest an attempt of provider p waited for what its provider sent (an answer, an error
+   status, a reset, a broken answer): not a timeout (the client's timer) nor a cancel. */
+static fb_time_us longest_answer(const imp_incident *inc, uint32_t p) {
+    fb_time_us longest = 0;
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        for (uint32_t i = q->first; i < q->first + q->count; i++) {
+            const imp_attempt *a = &inc->log->att[i];
+            if (a->provider != p || a->outcome == IMP_TIMEOUT || a->outcome == IMP_CANCELLED)
+                continue;
+            if (a->end_us - a->start_us > longest) longest = a->end_us - a->start_us;
+        }
+    }
+    return longest;
+}
+
 /* The provider's error kinds, the most common first (at most IMP_KINDS_MAX kept). */
 static void collect_kinds(imp_incident *inc, uint32_t p) {
     imp_errkind all[64];
     uint32_t n = 0, other = 0;
     imp_pfit *pf = &inc->prov[p];
+    pf->longest_answer_us = longest_answer(inc, p);
     for (FOR_SLICE(inc, r)) {
         const imp_request *q = &inc->log->req[r];
         for (uint32_t i = q->first; i < q->first + q->count; i++) {
             const imp_attempt *a = &inc->log->att[i];
             if (a->provider != p) continue;
             pf->attempts++;
-            if (a->outcome == IMP_OK || a->outcome == IMP_CANCELLED) continue;
+            bool hang = imp__fit_hang(pf, a);
+            pf->cancelled_hangs += hang;
+            pf->cancelled_left_out += a->outcome == IMP_CANCELLED && !hang;
+            if (a->outcome == IMP_OK || (a->outcome == IMP_CANCELLED && !hang)) continue;
             pf->errors++;
+            uint8_t outcome = hang ? (uint8_t)IMP_TIMEOUT : a->outcome;
+            int16_t status = hang ? 0 : a->status;
             uint32_t k = 0;
-            while (k < n && (all[k].outcome != a->outcome || all[k].status != a->status)) k++;
+            while (k < n && (all[k].outcome != outcome || all[k].status != status)) k++;
             if (k == n && n == 64) {
                 other++;
                 continue;
             }
-            if (k == n) all[n++] = (imp_errkind){a->outcome, a->status, 0};
+            if (k == n) all[n++] = (imp_errkind){outcome, status, 0};
             all[k].count++;
         }
     }
@@ -260,9 +303,11 @@ static void describe_unknowns(imp_incident *inc) {
                     "policy that sends fewer retries does not relieve them here; what the "
                     "clients never sent (requests refused before any call left are missing); "
                     "the application's pods and workers (%u workers, twice the peak of requests "
-                    "in flight, so that none waits for one) and its request timeout (%llds, twice "
-                    "the longest request)",
-                    inc->pol.workers, (long long)(inc->pol.request_timeout_us / FB_US_PER_S));
+                    "in flight, so that none waits for one)",
+                    inc->pol.workers);
+    if (!inc->pol.request_timeout_cut)
+        util_buf_printf(t, " and its request timeout (%llds, twice the longest request)",
+                        (long long)(inc->pol.request_timeout_us / FB_US_PER_S));
     if (!prices) util_buf_printf(t, "; prices (cost_usd is 0)");
     if (!windows) util_buf_printf(t, "; context windows (unlimited)");
     if (inc->log->retry_after_seen == 0 && inc->pol.retry_after_inferred == 0)

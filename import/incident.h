@@ -104,7 +104,12 @@ typedef struct imp_pfit {
     uint32_t attempts, errors;
     fb_time_us window_us;
     imp_errkind kinds[IMP_KINDS_MAX];
-    uint32_t nkinds, folded;          /* attempts of rarer kinds counted in the closest kind */
+    uint32_t nkinds, folded; /* attempts of rarer kinds counted in the closest kind */
+    /* the longest time one of its attempts took to be answered (an answer, an error status, a
+       reset, a broken answer); the cancelled attempts that waited longer without a first token
+       (hangs, counted as timeouts) and the rest (left out of the fault fit) */
+    fb_time_us longest_answer_us;
+    uint32_t cancelled_hangs, cancelled_left_out;
     imp_fault faults[SIM_FAULTS_MAX]; /* answering faults (outage, rate_limit, hang, reset) */
     uint32_t nfaults;
     imp_fault slow[IMP_SLOW_MAX]; /* slow periods */
@@ -166,6 +171,7 @@ typedef struct imp_inferred {
     uint32_t consecutive;
     fb_time_us open_us;
     fb_time_us request_timeout_us;
+    bool request_timeout_cut; /* read from the requests given up (else twice the longest) */
     uint32_t workers;
 } imp_inferred;
 

@@ -426,6 +426,27 @@ static void patch_faults(imp_incident *inc, const scan *S) {
 
 /* ---- timeouts, statuses retried ---- */
 
+/* How a client's timer shows in the durations it cut (sorted, k of them): TIMER_TIGHT when p10
+   to p90 are within a tenth of the median (+20 ms), set at the median; TIMER_LATE when 10 or
+   more have their lower half that tight, set at p10 (a timer fires late, never early: a client
+   whose event loop ran late, the corpus' `hangs` on a busy machine: 2,028 ms at p10, 2,157 at
+   p50, 2,464 at p90 for its 2 s, times out at its lower edge, the later ones its lateness);
+   else TIMER_NONE. */
+typedef enum { TIMER_NONE, TIMER_TIGHT, TIMER_LATE } timer_fit;
+
+typedef struct timer_shape {
+    double med, p10, spread;
+} timer_shape;
+
+static timer_fit fixed_timer(const int64_t *v, size_t k, timer_shape *t) {
+    t->med = imp_quantile(v, k, 0.5);
+    t->p10 = imp_quantile(v, k, 0.1);
+    t->spread = imp_quantile(v, k, 0.9) - t->p10;
+    if (k >= 2 && t->spread <= t->med / 10 + 20000) return TIMER_TIGHT;
+    if (k >= 10 && t->med - t->p10 <= t->p10 / 10 + 20000) return TIMER_LATE;
+    return TIMER_NONE;
+}
+
 static void attempt_timeout(imp_incident *inc, int64_t *tmp) {
     size_t k = 0;
     for (FOR_SLICE(inc, r)) {
@@ -436,27 +457,23 @@ static void attempt_timeout(imp_incident *inc, int64_t *tmp) {
     }
     if (k == 0) return;
     imp_sort(tmp, k);
-    double med = imp_quantile(tmp, k, 0.5), p10 = imp_quantile(tmp, k, 0.1),
-           spread = imp_quantile(tmp, k, 0.9) - p10;
+    timer_shape t;
+    timer_fit fit = fixed_timer(tmp, k, &t);
     char a[24];
-    imp_human(a, sizeof a, (int64_t)med);
-    if (k >= 2 && spread <= med / 10 + 20000) {
-        inc->pol.attempt_timeout_us = ms(med);
+    imp_human(a, sizeof a, (int64_t)(fit == TIMER_LATE ? t.p10 : t.med));
+    if (fit == TIMER_TIGHT) {
+        inc->pol.attempt_timeout_us = ms(t.med);
         util_buf_printf(&inc->evidence,
                         " %zu attempts timed out after %s (p10 to p90 within %.0f ms): "
                         "attempt_timeout.",
-                        k, a, spread / 1000);
-    } else if (k >= 10 && med - p10 <= p10 / 10 + 20000) {
-        /* a timer fires late, never early: a client whose event loop ran late (the corpus'
-           `hangs` on a busy machine: 2,028 ms at p10, 2,157 at p50, 2,464 at p90 for its
-           2 s) times out at its lower edge, the later ones its lateness */
-        imp_human(a, sizeof a, (int64_t)p10);
-        inc->pol.attempt_timeout_us = ms(p10);
+                        k, a, t.spread / 1000);
+    } else if (fit == TIMER_LATE) {
+        inc->pol.attempt_timeout_us = ms(t.p10);
         util_buf_printf(&inc->evidence,
                         " %zu attempts timed out after %s at p10, the median %.0f ms later and "
                         "the rest later still (a timer fires late, never early: the client's "
                         "event loop ran late): attempt_timeout.",
-                        k, a, (med - p10) / 1000);
+                        k, a, (t.med - t.p10) / 1000);
     } else {
         util_buf_printf(&inc->evidence,
                         " %zu attempts timed out after varying times (median %s): no "
@@ -738,8 +755,53 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Workers: twice the peak of requests in flight; request timeout: twice the longest. */
+/*
+ * The request timeout, where the log shows one: requests given up with an attempt in flight
+ * (not answered, their last attempt cancelled) after durations a fixed timer explains
+ * (fixed_timer), none of the other requests lasting longer. Returns 0 where it does not.
+ * Without it the replay's request timeout was twice the longest request: attempts that hung
+ * until the application gave up at 1.5 s hung there for 60 s.
+ */
+static fb_time_us cut_requests(imp_incident *inc, int64_t *tmp) {
+    size_t k = 0;
+    int64_t longest_other = 0;
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        int64_t d = q->end_us - q->start_us;
+        bool cut = !q->ok && q->count > 0 &&
+                   inc->log->att[q->first + q->count - 1].outcome == IMP_CANCELLED;
+        if (cut)
+            tmp[k++] = d;
+        else if (d > longest_other)
+            longest_other = d;
+    }
+    if (k == 0) return 0;
+    imp_sort(tmp, k);
+    timer_shape t;
+    timer_fit fit = fixed_timer(tmp, k, &t);
+    char a[24];
+    imp_human(a, sizeof a, (int64_t)t.med);
+    if (fit == TIMER_NONE || longest_other > tmp[k - 1]) {
+        util_buf_printf(&inc->evidence,
+                        " %zu requests were given up with an attempt in flight after varying "
+                        "times (median %s)%s: no fixed request timeout.",
+                        k, a, fit == TIMER_NONE ? "" : ", and others lasted longer");
+        return 0;
+    }
+    fb_time_us at = ms(fit == TIMER_LATE ? t.p10 : t.med);
+    imp_human(a, sizeof a, at);
+    util_buf_printf(&inc->evidence,
+                    " %zu requests were given up with an attempt in flight after %s (%s %.0f ms), "
+                    "none of the others lasting longer: pods.request_timeout.",
+                    k, a, fit == TIMER_LATE ? "at p10, the median" : "p10 to p90 within",
+                    (fit == TIMER_LATE ? t.med - t.p10 : t.spread) / 1000);
+    return at;
+}
+
+/* Workers: twice the peak of requests in flight; request timeout: the one the requests given up
+   show (cut_requests), else twice the longest request. */
 static void application(imp_incident *inc, int64_t *ev) {
+    fb_time_us cut = cut_requests(inc, ev);
     size_t n = 0;
     int64_t longest = 0;
     for (FOR_SLICE(inc, r)) {
@@ -755,6 +817,11 @@ static void application(imp_incident *inc, int64_t *ev) {
         if (now > peak) peak = now;
     }
     inc->pol.workers = (uint32_t)(peak * 2 > 64 ? peak * 2 : 64);
+    inc->pol.request_timeout_cut = cut > 0;
+    if (cut > 0) {
+        inc->pol.request_timeout_us = cut;
+        return;
+    }
     fb_time_us t = (2 * longest + FB_US_PER_S - 1) / FB_US_PER_S * FB_US_PER_S;
     inc->pol.request_timeout_us = t > 60 * FB_US_PER_S ? t : 60 * FB_US_PER_S;
 }

@@ -27,7 +27,8 @@ PKGS="openai@6.49.0 @opentelemetry/instrumentation-openai@0.21.0
 mkdir -p "$NPM"
 M1_PID= M2_PID= M3_PID=
 LIVE_PID=
-trap 'kill $M1_PID $M2_PID $M3_PID $LIVE_PID 2>/dev/null; mock_stop; rm -rf "$E2E_TMP"' EXIT
+CUT_PID=
+trap 'kill $M1_PID $M2_PID $M3_PID $LIVE_PID $CUT_PID 2>/dev/null; mock_stop; rm -rf "$E2E_TMP"' EXIT
 
 # timed CODE NAME: a result that depends on a real-time run's timing: a failure while the
 # run did not keep its timing ($BUSY says why) is inconclusive, a skip with the reason
@@ -66,6 +67,11 @@ S=$D/live-outage.json
     >"$T/live.out" 2>"$T/live.err"
 echo $? >"$T/live.rc") &
 LIVE_PID=$!
+# and hangs that a request timeout cut: the trace holds only cancelled attempts for them
+("$FUSEBOX" live "$D/live-hang-cut.json" --time-scale 2 --no-charts -q -o "$T/cut" \
+    --otlp "$T/cut.json" >"$T/cut.out" 2>"$T/cut.err"
+echo $? >"$T/cut.rc") &
+CUT_PID=$!
 
 # ---- (a) the openai Node client, traced ----
 
@@ -275,16 +281,21 @@ fi
 
 # ---- (b) fusebox live --otlp ----
 
+# traced_import NAME TEST: the background live run into $T/NAME (its exit code and output, as
+# live_exit reads them from a command), then the import of its trace $T/NAME.json into
+# $T/NAME-incident.json ($got, $OUT); false when it wrote no trace
+traced_import() {
+    live_exit "$T/$1" "$2" sh -c 'cat "$1"; cat "$2" >&2; exit "$(cat "$3" 2>/dev/null || echo 1)"' \
+        _ "$T/$1.out" "$T/$1.err" "$T/$1.rc"
+    [ -s "$T/$1.json" ] || return 1
+    run_kept "$FUSEBOX" import "$T/$1.json" -o "$T/$1-incident.json"
+    echo "$OUT" | sed 's/^/# /'
+}
+
 wait $LIVE_PID
 LIVE_PID=
-# its exit code and output, as live_exit reads them from a command
-live_exit "$T/live" "fusebox live --otlp of an outage with retries, a breaker and a fallback" \
-    sh -c 'cat "$1"; cat "$2" >&2; exit "$(cat "$3" 2>/dev/null || echo 1)"' _ "$T/live.out" \
-    "$T/live.err" "$T/live.rc"
-if [ -s "$T/live.json" ]; then
+if traced_import live "fusebox live --otlp of an outage with retries, a breaker and a fallback"; then
     LIVE_BUSY=$INCONCLUSIVE
-    run_kept "$FUSEBOX" import "$T/live.json" -o "$T/live-incident.json"
-    echo "$OUT" | sed 's/^/# /'
     BUSY=$LIVE_BUSY
     # once a known miss (its two-attempt requests replayed short): the as-was replay now sends
     # each retry when the log's started and each attempt in a window fails as the log's k-th
@@ -344,6 +355,30 @@ print('# breaker:', b); sys.exit(0 if b.get('consecutive_failures') == 8 and 100
     r=$?
     [ $r -ne 0 ] && grep -v "^PASS" "$T/check.out" | sed 's/^/# /' | head -n 30
     timed $r "fusebox check on the imported live run"
+    BUSY=
+fi
+
+# ---- (b') hangs cut by the request timeout: cancelled attempts ----
+
+wait $CUT_PID
+CUT_PID=
+if traced_import cut "fusebox live --otlp of hangs that a 1.5 s request timeout cuts"; then
+    BUSY=$INCONCLUSIVE
+    # the attempts that waited past every answer are hangs (they were left out: no fault, and a
+    # replay that answered every request), and the requests given up at 1.5 s its timeout
+    timed "$got" "hangs cut by a request timeout: as-was reproduces the live run (the import exits 0)"
+    python3 "$D/check_fit.py" "$T/cut-incident.json" "$D/live-hang-cut.json" openai=openai \
+        --edge-ms=450 --attempts-per-s=30 --log="$T/cut.json" >"$T/cutfit.out"
+    r=$?
+    sed 's/^/# /' "$T/cutfit.out"
+    timed $r "... its hang window is the scenario's (edges 450 ms or 4 hits' worth, fraction 3 sd)"
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); t=d['pods']['request_timeout']
+print('# request_timeout:', t); sys.exit(0 if t.endswith('ms') and 1500 <= float(t[:-2]) <= 1700 else 1)" \
+        "$T/cut-incident.json"
+    r=$?
+    timed $r "... and its request timeout is the run's 1.5 s (read from the requests given up)"
+    contains "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['providers'][0]['description'])" "$T/cut-incident.json")" \
+        "are counted as hangs" "... and the provider's description says the cancelled attempts were read as hangs"
     BUSY=
 fi
 

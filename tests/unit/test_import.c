@@ -1429,7 +1429,7 @@ static void policy_backoff_leaves_late_gaps_out(void **state) {
 }
 
 /* One request of a log built from explicit times: its attempts {provider, start, end, status}
-   (status 0 an answer, -1 a timeout), in ms from T0. */
+   (status 0 an answer, -1 a timeout, -2 cancelled: its request ended first), in ms from T0. */
 typedef struct att_ms {
     int provider;
     long start, end;
@@ -1451,7 +1451,10 @@ static void request_ms(imp_log *log, const att_ms *a, size_t n) {
         x->provider = (uint8_t)a[i].provider;
         x->start_us = (T0_MS + a[i].start) * 1000;
         x->end_us = (T0_MS + a[i].end) * 1000;
-        x->outcome = a[i].status == 0 ? IMP_OK : a[i].status < 0 ? IMP_TIMEOUT : IMP_STATUS;
+        x->outcome = a[i].status == 0    ? IMP_OK
+                     : a[i].status == -2 ? IMP_CANCELLED
+                     : a[i].status < 0   ? IMP_TIMEOUT
+                                         : IMP_STATUS;
         x->status = (int16_t)(a[i].status > 0 ? a[i].status : 0);
         x->tokens_out = 10;
     }
@@ -2302,6 +2305,92 @@ static void hang_window_only_where_hangs_were_seen(void **state) {
     imp_log_free(log);
 }
 
+/* A log of requests every 100 ms for 30 s, answered in 200 ms, where in [10 s, 16 s) one in
+   four attempts is cancelled `cut` ms after its start; `hang` false: a second attempt then
+   answers (a hedge that won), else the request ends unanswered there. */
+static imp_log *cancelled_log(long cut, bool hang, long *first, long *last) {
+    imp_log *log = imp_log_new("cancelled", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    *first = *last = -1;
+    for (long i = 0; i < 300; i++) {
+        long t = i * 100;
+        bool hit = t >= 10000 && t < 16000 && i % 4 == 1;
+        if (hit && *first < 0) *first = t;
+        if (hit) *last = t;
+        /* varying cuts: 1 to 5 s, the remaining time of deadlines that differ */
+        long d = cut > 0 ? cut : 1000 + (long)(mix32((uint32_t)i) % 4001);
+        att_ms a[2] = {{0, t, t + (hit ? d : 200), hit ? -2 : 0}, {0, t + 50, t + 250, 0}};
+        request_ms(log, a, hit && !hang ? 2 : 1); /* a hedge: the second attempt answers */
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+static uint32_t hang_hits(const imp_pfit *pf, long first, long last) {
+    uint32_t hits = 0;
+    for (uint32_t i = 0; i < pf->nfaults; i++) {
+        const imp_fault *f = &pf->faults[i];
+        if (f->kind != SIM_FAULT_HANG) continue;
+        hits += f->hits;
+        assert_int_equal(f->at_us, first * MS);
+        assert_in_range(f->at_us + f->for_us, last * MS + MS, last * MS + 100 * MS);
+    }
+    return hits;
+}
+
+/*
+ * Hangs that a request timeout cut (the application gave up at 1.5 s; the client's attempt
+ * timeout, longer, never fired) leave only cancelled attempts in the log. Each waited longer
+ * than any answer: a hang, and the requests given up at one duration are the request timeout
+ * (it was fitted as no fault at all, and a 60 s request timeout). Cancelled sooner than the
+ * provider's answers (a hedge's loser at 100 ms) tell nothing: left out, no fault. Cut at
+ * varying times: hangs still, but no fixed request timeout.
+ */
+static void cancelled_attempts_past_every_answer_are_hangs(void **state) {
+    (void)state;
+    long first, last;
+    imp_log *log = cancelled_log(1500, true, &first, &last);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(hang_hits(pf, first, last), 15);
+    assert_int_equal(pf->cancelled_hangs, 15);
+    assert_int_equal(pf->cancelled_left_out, 0);
+    assert_int_equal(pf->longest_answer_us, 200 * MS);
+    assert_int_equal(inc->pol.request_timeout_us, 1500 * MS);
+    assert_true(inc->pol.request_timeout_cut);
+    assert_int_equal(inc->pol.attempt_timeout_us, 0);
+    assert_non_null(strstr(inc->evidence.p, "15 requests were given up with an attempt in flight "
+                                            "after 1.5s (p10 to p90 within 0 ms)"));
+    assert_null(strstr(inc->notes.p, "twice the longest request"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+
+    log = cancelled_log(100, false, &first, &last);
+    inc = build(log, 0);
+    pf = &inc->prov[0];
+    assert_int_equal(pf->nfaults, 0);
+    assert_int_equal(pf->cancelled_hangs, 0);
+    assert_int_equal(pf->cancelled_left_out, 15);
+    assert_false(inc->pol.request_timeout_cut);
+    assert_int_equal(inc->pol.request_timeout_us, 60 * S);
+    imp_incident_free(inc);
+    imp_log_free(log);
+
+    log = cancelled_log(0, true, &first, &last);
+    inc = build(log, 0);
+    pf = &inc->prov[0];
+    assert_int_equal(hang_hits(pf, first, last), 15);
+    assert_false(inc->pol.request_timeout_cut);
+    assert_true(inc->pol.request_timeout_us >= 60 * S);
+    assert_non_null(strstr(inc->evidence.p, "15 requests were given up with an attempt in flight "
+                                            "after varying times"));
+    assert_non_null(strstr(inc->notes.p, "twice the longest request"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void slice_longer_than_the_log_is_an_error(void **state) {
     (void)state;
     imp_log *log = synthetic(60, 1000, none); /* a log of one minute */
@@ -2483,6 +2572,7 @@ int main(void) {
         cmocka_unit_test(retry_after_mode_is_the_one_that_predicts_the_gaps),
         cmocka_unit_test(inferred_retry_after_waited_as_is_not_max),
         cmocka_unit_test(hang_window_only_where_hangs_were_seen),
+        cmocka_unit_test(cancelled_attempts_past_every_answer_are_hangs),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
         cmocka_unit_test(texts_past_their_cap_are_an_error),
         cmocka_unit_test(success_band_is_three_sd_and_one_over_n),
