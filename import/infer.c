@@ -788,13 +788,22 @@ static fb_time_us cut_requests(imp_incident *inc, int64_t *tmp) {
                         k, a, fit == TIMER_NONE ? "" : ", and others lasted longer");
         return 0;
     }
-    fb_time_us at = ms(fit == TIMER_LATE ? t.p10 : t.med);
+    /* the shortest of the cluster, to the millisecond below: a timer never fires early, and the
+       log's requests that lasted the timeout are its `end timeout` (observed.c), all of them
+       where the median left half the cluster below it */
+    double edge = t.p10 - (t.med / 10 + 20000);
+    size_t lo = 0;
+    while (lo + 1 < k && (double)tmp[lo] < edge) lo++;
+    fb_time_us at = tmp[lo] / FB_US_PER_MS * FB_US_PER_MS;
     imp_human(a, sizeof a, at);
     util_buf_printf(&inc->evidence,
-                    " %zu requests were given up with an attempt in flight after %s (%s %.0f ms), "
-                    "none of the others lasting longer: pods.request_timeout.",
-                    k, a, fit == TIMER_LATE ? "at p10, the median" : "p10 to p90 within",
-                    (fit == TIMER_LATE ? t.med - t.p10 : t.spread) / 1000);
+                    " %zu requests were given up with an attempt in flight after %s or a little "
+                    "more (%s %.0f ms%s)",
+                    k - lo, a, fit == TIMER_LATE ? "the median" : "p10 to p90 within",
+                    (fit == TIMER_LATE ? t.med - (double)at : t.spread) / 1000,
+                    fit == TIMER_LATE ? " later: a timer fires late, never early" : "");
+    if (lo > 0) util_buf_printf(&inc->evidence, " and %zu sooner", lo);
+    util_buf_printf(&inc->evidence, ", none of the others lasting longer: pods.request_timeout.");
     return at;
 }
 

@@ -2319,8 +2319,12 @@ static imp_log *cancelled_log(long cut, bool hang, long *first, long *last) {
         bool hit = t >= 10000 && t < 16000 && i % 4 == 1;
         if (hit && *first < 0) *first = t;
         if (hit) *last = t;
-        /* varying cuts: 1 to 5 s, the remaining time of deadlines that differ */
-        long d = cut > 0 ? cut : 1000 + (long)(mix32((uint32_t)i) % 4001);
+        /* cut 0: varying cuts, 1 to 5 s, the remaining time of deadlines that differ; -1: a
+           1.5 s timer that fires late, 0-40 ms for six in ten, 250-450 ms for the rest */
+        uint32_t h = mix32((uint32_t)i);
+        long d = cut > 0    ? cut
+                 : cut == 0 ? 1000 + (long)(h % 4001)
+                            : 1500 + (long)(h % 10 < 6 ? h % 41 : 250 + h % 201);
         att_ms a[2] = {{0, t, t + (hit ? d : 200), hit ? -2 : 0}, {0, t + 50, t + 250, 0}};
         request_ms(log, a, hit && !hang ? 2 : 1); /* a hedge: the second attempt answers */
     }
@@ -2361,9 +2365,25 @@ static void cancelled_attempts_past_every_answer_are_hangs(void **state) {
     assert_int_equal(inc->pol.request_timeout_us, 1500 * MS);
     assert_true(inc->pol.request_timeout_cut);
     assert_int_equal(inc->pol.attempt_timeout_us, 0);
-    assert_non_null(strstr(inc->evidence.p, "15 requests were given up with an attempt in flight "
-                                            "after 1.5s (p10 to p90 within 0 ms)"));
+    assert_non_null(strstr(inc->evidence.p,
+                           "15 requests were given up with an attempt in flight "
+                           "after 1.5s or a little more (p10 to p90 within 0 ms), none of "
+                           "the others lasting longer: pods.request_timeout."));
     assert_null(strstr(inc->notes.p, "twice the longest request"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+
+    /* late timers: the shortest of the cluster, so that every request given up lasted it (the
+       log's `end timeout`, as the replay's) */
+    log = cancelled_log(-1, true, &first, &last);
+    inc = build(log, 0);
+    assert_int_equal(hang_hits(&inc->prov[0], first, last), 15);
+    assert_true(inc->pol.request_timeout_cut);
+    assert_in_range(inc->pol.request_timeout_us, 1500 * MS, 1540 * MS);
+    for (size_t r = 0; r < log->nreq; r++)
+        if (!log->req[r].ok)
+            assert_true(log->req[r].end_us - log->req[r].start_us >= inc->pol.request_timeout_us);
+    assert_non_null(strstr(inc->evidence.p, "a timer fires late, never early"));
     imp_incident_free(inc);
     imp_log_free(log);
 
