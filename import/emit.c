@@ -259,15 +259,20 @@ static void provider_description(const imp_incident *inc, uint32_t p, char *buf,
         char lo[24];
         imp_human(lo, sizeof lo, pf->longest_answer_us);
         n += snprintf(buf + n, len - (size_t)n,
-                      "; %u attempts given up (cancelled: their request ended first) after "
-                      "waiting longer than any of its answers (%s) are counted as hangs",
-                      pf->cancelled_hangs, lo);
+                      "; %u attempt%s given up (cancelled: %s request ended first, unanswered) "
+                      "after waiting longer than any of its answers (%s) %s counted as hangs",
+                      pf->cancelled_hangs, pf->cancelled_hangs == 1 ? "" : "s",
+                      pf->cancelled_hangs == 1 ? "its" : "their", lo,
+                      pf->cancelled_hangs == 1 ? "is" : "are");
     }
     if (n > 0 && (size_t)n < len && pf->cancelled_left_out > 0)
         n += snprintf(buf + n, len - (size_t)n,
-                      "; %u cancelled sooner are left out (slow answers or hangs: the log cannot "
-                      "tell)",
-                      pf->cancelled_left_out);
+                      "; %s %u cancelled attempt%s %s left out (sooner than its slowest answer, "
+                      "in a request another attempt answered, or with output: a slow answer, a "
+                      "race lost or a hang, the log cannot tell)",
+                      pf->cancelled_hangs > 0 ? "the other" : "its", pf->cancelled_left_out,
+                      pf->cancelled_left_out == 1 ? "" : "s",
+                      pf->cancelled_left_out == 1 ? "is" : "are");
     if (n > 0 && (size_t)n < len && !pf->ttft.known)
         snprintf(buf + n, len - (size_t)n, "; no answer: its latency is fusebox's default");
     else if (n > 0 && (size_t)n < len)

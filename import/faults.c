@@ -61,7 +61,7 @@ static size_t observations(fitter *F, uint32_t p) {
         for (uint32_t i = q->first; i < q->first + q->count; i++) {
             const imp_attempt *a = &inc->log->att[i];
             if (a->provider != p) continue;
-            int k = imp__fit_kind(F->pf, a);
+            int k = imp__fit_kind(inc->log, F->pf, a);
             if (k == IMP_FIT_LEFT_OUT) continue;
             /* a first attempt when the replay sends it: at its request's arrival (the SDK's
                span starts a few ms before its first HTTP span: a window placed from that

@@ -195,6 +195,12 @@ void imp_incident_cause(const imp_incident *inc, const char *figure, bool high, 
         latency_cause(inc, figure, high, buf, len);
     else if (strncmp(figure, "attempts", 8) == 0 || strcmp(figure, "retries") == 0)
         retry_cause(inc, buf, len);
+    else if (strcmp(figure, "status timeout") == 0 && inc->pol.request_timeout_cut)
+        snprintf(buf, len,
+                 "the hang windows (cancelled attempts read as hangs) and the request timeout "
+                 "(%.3fs fitted) that cut them, or the attempt timeout (%.1fs fitted)",
+                 (double)inc->pol.request_timeout_us / 1e6,
+                 (double)inc->pol.attempt_timeout_us / 1e6);
     else if (strcmp(figure, "status timeout") == 0)
         snprintf(buf, len, "the hang windows and the attempt timeout (%.1fs fitted)",
                  (double)inc->pol.attempt_timeout_us / 1e6);

@@ -29,12 +29,12 @@ static inline fb_time_us fit_t(const imp_incident *inc, const imp_attempt *a) {
 
 /* The index of an attempt's error kind in pf->kinds; IMP_FIT_ANSWER for a success,
    IMP_FIT_LEFT_OUT for a cancelled attempt that tells nothing of its provider's fate. A
-   cancelled attempt that waited longer than any answer of its provider is a hang
-   (imp__fit_hang): the kind of a timeout. */
+   cancelled attempt of an unanswered request that waited longer than any answer of its
+   provider is a hang (imp__fit_hang): the kind of a timeout. */
 #define IMP_FIT_ANSWER (-1)
 #define IMP_FIT_LEFT_OUT (-2)
-int imp__fit_kind(const imp_pfit *pf, const imp_attempt *a);
-bool imp__fit_hang(const imp_pfit *pf, const imp_attempt *a);
+int imp__fit_kind(const imp_log *log, const imp_pfit *pf, const imp_attempt *a);
+bool imp__fit_hang(const imp_log *log, const imp_pfit *pf, const imp_attempt *a);
 
 void imp__fit_latency(imp_incident *inc, uint32_t p);
 void imp__fit_faults(imp_incident *inc, uint32_t p);

@@ -72,23 +72,26 @@ static int slice(imp_incident *inc, imp_error *err) {
 /*
  * A cancelled attempt (its request ended first: a request timeout, a deadline, a hedge that
  * won) was not answered while it was waited for: the log cannot say whether it would have been.
- * One that waited longer than any answer its provider gave in the slice, and saw no first
- * token, is counted as a hang: a hang fault cut by a request timeout left nothing else in the
- * log (a 50% hang under a 1.5 s request timeout was fitted as no fault at all). A shorter one
- * may have been a slow answer and is left out. The log cannot tell a hang from an answer
- * slower than every one it holds; the scenario's description says how many were read so.
+ * One whose request ended unanswered, that waited longer than any answer its provider gave in
+ * the slice (it gave one at least), with no first token nor output tokens recorded, is counted
+ * as a hang: a hang fault cut by a request timeout left nothing else in the log (a 50% hang
+ * under a 1.5 s request timeout was fitted as no fault at all). A shorter one may have been a
+ * slow answer, and one of an answered request lost a race (a hedge) the replay does not run:
+ * left out. The log cannot tell a hang from an answer slower than every one it holds; the
+ * scenario's description says how many were read so.
  */
-bool imp__fit_hang(const imp_pfit *pf, const imp_attempt *a) {
-    return a->outcome == IMP_CANCELLED && a->ttft_us < 0 &&
+bool imp__fit_hang(const imp_log *log, const imp_pfit *pf, const imp_attempt *a) {
+    return a->outcome == IMP_CANCELLED && !log->req[a->request].ok && a->ttft_us < 0 &&
+           a->tokens_out <= 0 && pf->longest_answer_us > 0 &&
            a->end_us - a->start_us > pf->longest_answer_us;
 }
 
-int imp__fit_kind(const imp_pfit *pf, const imp_attempt *a) {
+int imp__fit_kind(const imp_log *log, const imp_pfit *pf, const imp_attempt *a) {
     if (a->outcome == IMP_OK) return IMP_FIT_ANSWER;
     uint8_t outcome = a->outcome;
     int16_t status = a->status;
     if (outcome == IMP_CANCELLED) {
-        if (!imp__fit_hang(pf, a)) return IMP_FIT_LEFT_OUT;
+        if (!imp__fit_hang(log, pf, a)) return IMP_FIT_LEFT_OUT;
         outcome = IMP_TIMEOUT;
         status = 0;
     }
@@ -137,7 +140,7 @@ static void collect_kinds(imp_incident *inc, uint32_t p) {
             const imp_attempt *a = &inc->log->att[i];
             if (a->provider != p) continue;
             pf->attempts++;
-            bool hang = imp__fit_hang(pf, a);
+            bool hang = imp__fit_hang(inc->log, pf, a);
             pf->cancelled_hangs += hang;
             pf->cancelled_left_out += a->outcome == IMP_CANCELLED && !hang;
             if (a->outcome == IMP_OK || (a->outcome == IMP_CANCELLED && !hang)) continue;
@@ -240,6 +243,12 @@ static void describe_reading(imp_incident *inc) {
                         " %zu attempts ended with no status and no error (aborted by the "
                         "client): counted as timeouts.",
                         log->aborted);
+    if (log->user_aborted)
+        util_buf_printf(t,
+                        " %zu attempts were in flight when the application aborted their call "
+                        "(APIUserAbortError on the call's span): cancelled, their request ended "
+                        "first, not timed out.",
+                        log->user_aborted);
     if (log->assumed_status)
         util_buf_printf(t,
                         " %zu errors had no status, only a class name (e.g. "

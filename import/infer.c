@@ -779,21 +779,26 @@ static fb_time_us cut_requests(imp_incident *inc, int64_t *tmp) {
     imp_sort(tmp, k);
     timer_shape t;
     timer_fit fit = fixed_timer(tmp, k, &t);
+    /* the shortest of the cluster (those further below it were given up for another reason),
+       and not below a request that another end let last longer: a timer never fires early, so
+       it is at least as long as every request it did not cut */
+    double edge = t.p10 - ((fit == TIMER_LATE ? t.p10 : t.med) / 10 + 20000);
+    size_t lo = 0;
+    while (lo + 1 < k && (double)tmp[lo] < edge) lo++;
+    size_t sooner = lo;
+    while (lo < k && tmp[lo] < longest_other) lo++;
     char a[24];
     imp_human(a, sizeof a, (int64_t)t.med);
-    if (fit == TIMER_NONE || longest_other > tmp[k - 1]) {
+    if (fit == TIMER_NONE || 2 * (k - lo) < k) {
         util_buf_printf(&inc->evidence,
                         " %zu requests were given up with an attempt in flight after varying "
                         "times (median %s)%s: no fixed request timeout.",
-                        k, a, fit == TIMER_NONE ? "" : ", and others lasted longer");
+                        k, a,
+                        fit == TIMER_NONE ? "" : ", and other requests lasted longer than most");
         return 0;
     }
-    /* the shortest of the cluster, to the millisecond below: a timer never fires early, and the
-       log's requests that lasted the timeout are its `end timeout` (observed.c), all of them
-       where the median left half the cluster below it */
-    double edge = t.p10 - (t.med / 10 + 20000);
-    size_t lo = 0;
-    while (lo + 1 < k && (double)tmp[lo] < edge) lo++;
+    /* to the millisecond below: each of the cluster then lasted the timeout, the log's `end
+       timeout` (observed.c) as each replayed one is */
     fb_time_us at = tmp[lo] / FB_US_PER_MS * FB_US_PER_MS;
     imp_human(a, sizeof a, at);
     util_buf_printf(&inc->evidence,
@@ -802,7 +807,9 @@ static fb_time_us cut_requests(imp_incident *inc, int64_t *tmp) {
                     k - lo, a, fit == TIMER_LATE ? "the median" : "p10 to p90 within",
                     (fit == TIMER_LATE ? t.med - (double)at : t.spread) / 1000,
                     fit == TIMER_LATE ? " later: a timer fires late, never early" : "");
-    if (lo > 0) util_buf_printf(&inc->evidence, " and %zu sooner", lo);
+    if (lo > 0)
+        util_buf_printf(&inc->evidence, " and %zu sooner%s", lo,
+                        lo > sooner ? " (than a request that lasted longer)" : "");
     util_buf_printf(&inc->evidence, ", none of the others lasting longer: pods.request_timeout.");
     return at;
 }

@@ -55,15 +55,17 @@ typedef struct imp_attempt {
     int64_t ttft_us;          /* time to first token; -1 unknown */
     int64_t retry_after_us;   /* the answer's Retry-After; -1 none recorded */
     int32_t tokens_in, tokens_out;
-    double cost; /* USD; -1 unknown */
+    double cost;  /* USD; -1 unknown */
+    bool aborted; /* no status and no error: the client aborted it (a timeout, or cancelled) */
 } imp_attempt;
 
 typedef struct imp_request {
     int64_t start_us, end_us; /* arrival and end, unix time */
     uint32_t seq;
     uint8_t cls;
-    bool ok;     /* answered */
-    bool stream; /* asked for a stream */
+    bool ok;         /* answered */
+    bool stream;     /* asked for a stream */
+    bool user_abort; /* the application aborted the call (APIUserAbortError on its span) */
     int32_t tokens_in, tokens_out;
     uint32_t first, count; /* its attempts, att[first .. first + count), after imp_log_finish */
     uint64_t session;      /* its session (conversation): imp_session_id of its id; 0 none */
@@ -99,6 +101,7 @@ typedef struct imp_log {
     size_t orphans;          /* spans whose parent is not in the file (treated as roots) */
     size_t assumed_status;   /* errors whose status was guessed from a class name */
     size_t aborted;          /* attempts with no status and no error: counted as timeouts */
+    size_t user_aborted;     /* ... of them in flight when the application aborted the call */
     size_t ungrouped;        /* LiteLLM records without trace_id: each its own request */
     size_t sessioned;        /* requests that name their session (conversation) */
     size_t retry_after_seen; /* attempts with a recorded Retry-After */

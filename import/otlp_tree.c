@@ -127,7 +127,7 @@ static imp_outcome from_error_type(imp_log *log, const char *e, int16_t *status)
     return IMP_STATUS;
 }
 
-static imp_outcome outcome_of(imp_log *log, const ospan *s, int16_t *status) {
+static imp_outcome outcome_of(imp_log *log, const ospan *s, int16_t *status, bool *aborted) {
     *status = s->status;
     if (s->cancelled) return IMP_CANCELLED;
     if (s->status >= 400) return IMP_STATUS;
@@ -138,6 +138,7 @@ static imp_outcome outcome_of(imp_log *log, const ospan *s, int16_t *status) {
            aborted request without error.type), i.e. it gave up waiting */
         if (s->failed) return from_error_type(log, "", status);
         log->aborted++;
+        *aborted = true;
         return IMP_TIMEOUT;
     }
     return IMP_OK;
@@ -195,7 +196,7 @@ static int add_attempt(imp_otlp *o, const ospan *s, const ospan *r, uint32_t req
     int16_t status = 0;
     a->request = req;
     a->provider = (uint8_t)p;
-    a->outcome = (uint8_t)outcome_of(o->log, s, &status);
+    a->outcome = (uint8_t)outcome_of(o->log, s, &status, &a->aborted);
     a->status = status;
     a->start_us = s->start_us;
     a->end_us = s->end_us;
@@ -230,6 +231,7 @@ static int add_request(imp_otlp *o, const ospan *r, imp_error *err) {
     q->start_us = r->start_us;
     q->end_us = r->end_us;
     q->ok = !r->failed && !r->error_type[0];
+    q->user_abort = strcmp(r->error_type, "APIUserAbortError") == 0;
     q->stream = r->stream;
     q->tokens_in = r->tokens_in;
     q->tokens_out = r->tokens_out;
@@ -263,6 +265,31 @@ static void mark_above_http(const imp_otlp *o, const long *top, bool *above) {
     }
 }
 
+/*
+ * The attempts in flight when the application aborted their call (an AbortSignal: the SDK's
+ * APIUserAbortError on the call's span; the HTTP span below it, aborted, has neither status nor
+ * error, as one the SDK's own timeout aborted has): the call's last attempt to end is cancelled
+ * (its request ended first), not timed out. Read as timeouts, a 1.5 s deadline around the
+ * openai client (its own timeout 10 minutes) became a 1.5 s attempt timeout, and a policy with
+ * more retries then retried where the application had given up. `last` is scratch space of
+ * nreq + 1 entries.
+ */
+static void user_aborts(imp_log *log, size_t before, int64_t *last) {
+    for (size_t r = 0; r < log->nreq; r++) last[r] = INT64_MIN;
+    for (size_t k = before; k < log->natt; k++)
+        if (log->att[k].end_us > last[log->att[k].request])
+            last[log->att[k].request] = log->att[k].end_us;
+    for (size_t k = before; k < log->natt; k++) {
+        imp_attempt *a = &log->att[k];
+        if (!a->aborted || !log->req[a->request].user_abort || a->end_us != last[a->request])
+            continue;
+        a->outcome = IMP_CANCELLED;
+        last[a->request] = INT64_MIN; /* one a call, if two ended at that instant */
+        log->aborted--;
+        log->user_aborted++;
+    }
+}
+
 /* HTTP spans below a request are its attempts; a request with none is its own attempt. */
 static int add_attempts(imp_otlp *o, const long *top, const long *req, imp_error *err) {
     size_t before = o->log->natt;
@@ -293,6 +320,10 @@ static int add_attempts(imp_otlp *o, const long *top, const long *req, imp_error
         }
     }
     free(above);
+    int64_t *last = malloc((o->log->nreq + 1) * sizeof *last);
+    if (last == NULL) return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+    user_aborts(o->log, before, last);
+    free(last);
     uint32_t *seen = calloc(o->log->nreq + 1, sizeof *seen);
     if (seen == NULL) return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
     for (size_t k = before; k < o->log->natt; k++) seen[o->log->att[k].request]++;

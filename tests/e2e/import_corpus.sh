@@ -31,11 +31,11 @@ PKGS="openai@6.49.0 @anthropic-ai/sdk@0.137.0 @opentelemetry/instrumentation-ope
 @opentelemetry/instrumentation@0.223.0 @opentelemetry/sdk-trace-node@2.12.0
 @opentelemetry/sdk-trace-base@2.12.0 @opentelemetry/resources@2.12.0 @opentelemetry/api@1.9.0
 @opentelemetry/otlp-transformer@0.223.0"
-# traced runs at once (each a Node client and a mock): all ten (nine took 40 s of wall time on
-# the 2-core machine with no run's event loop late, three at a time 105 s; the tenth,
-# `sessions`, sends 17 calls a second); a run that lags on a busy machine is inconclusive, not
-# failed (CORPUS_JOBS=3 to spare a slower machine)
-JOBS=${CORPUS_JOBS:-10}
+# traced runs at once (each a Node client and a mock): all eleven (nine took 40 s of wall time
+# on the 2-core machine with no run's event loop late, three at a time 105 s; the tenth,
+# `sessions`, sends 17 calls a second; the eleventh, `deadline`, 33); a run that lags on a busy
+# machine is inconclusive, not failed (CORPUS_JOBS=3 to spare a slower machine)
+JOBS=${CORPUS_JOBS:-11}
 # seconds a traced run may take before it is stopped (and fails saying where it was)
 TMO=${CORPUS_TIMEOUT:-150}
 PIDS=
@@ -66,9 +66,11 @@ traces() {
             only == "" || ($1 in w)'
 }
 
-# gen NAME SDK PROVIDER RATE SECONDS RETRIES TIMEOUT SESSIONS: one traced run into $T/NAME.*;
-# the mock's log in $T/NAME.log.json; exit code in $T/NAME.rc
+# gen NAME SDK PROVIDER RATE SECONDS RETRIES TIMEOUT SESSIONS DEADLINE: one traced run into
+# $T/NAME.*; the mock's log in $T/NAME.log.json; exit code in $T/NAME.rc
 gen() {
+    _dl=$9
+    [ "$_dl" = - ] && _dl=""
     _n=$1
     "$FUSEBOX" mock --scenario "$D/$_n.json" --provider "$3" --port 0 --quiet \
         >"$T/$_n.url" 2>"$T/$_n.mock.err" &
@@ -88,7 +90,8 @@ gen() {
     # attributes at once, sits between Traceloop's GenAI span and undici's attempts, and the
     # import must not count it as one more attempt (the attempts check below)
     (cd "$NPM" && SDK=$2 MOCK_URL=$_u TRACE=$T/$_n.trace.json \
-        META=$T/$_n.meta.json RATE=$4 SECONDS=$5 MAX_RETRIES=$6 TIMEOUT_MS=$7 SESSIONS=$8 SEED=7 \
+        META=$T/$_n.meta.json RATE=$4 SECONDS=$5 MAX_RETRIES=$6 TIMEOUT_MS=$7 SESSIONS=$8 \
+        DEADLINE_MS=$_dl SEED=7 \
         timeout "$TMO" node corpus_trace.cjs) >"$T/$_n.node.log" 2>&1
     echo $? >"$T/$_n.rc"
     python3 -c "import sys, urllib.request
@@ -153,8 +156,8 @@ cp "$D/corpus_trace.cjs" "$NPM/"
 
 # the traced runs, $JOBS at a time
 i=0
-while read -r name sdk prov rate secs retries tmo sess; do
-    gen "$name" "$sdk" "$prov" "$rate" "$secs" "$retries" "$tmo" "${sess:--}" &
+while read -r name sdk prov rate secs retries tmo sess dl; do
+    gen "$name" "$sdk" "$prov" "$rate" "$secs" "$retries" "$tmo" "${sess:--}" "${dl:--}" &
     PIDS="$PIDS $!"
     i=$((i + 1))
     if [ $((i % JOBS)) -eq 0 ]; then
@@ -170,8 +173,10 @@ wait $PIDS
 PIDS=
 
 L=$(logs_dir import_corpus)
-while read -r name sdk prov rate secs retries tmo sess; do
+while read -r name sdk prov rate secs retries tmo sess dl; do
     what="$name ($sdk, maxRetries $retries, timeout $tmo ms, $rate/s for $secs s)"
+    [ "${dl:--}" != - ] &&
+        what="$name ($sdk, maxRetries $retries, timeout $tmo ms, a deadline of $dl ms, $rate/s for $secs s)"
     [ "${sess:--}" != - ] &&
         what="$name ($sdk, maxRetries $retries, timeout $tmo ms, $rate conversations/s for $secs s of ${sess%%:*} turns, think ${sess#*:} ms)"
     r=$(cat "$T/$name.rc" 2>/dev/null || echo 1)
@@ -223,6 +228,25 @@ print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 250 else
         r=$?
         sed 's/^/# /' "$T/$name.sessions"
         timed $r "$name: the import writes the conversations as sessions with their think time"
+    fi
+    # a deadline around the call (an AbortSignal): the attempts it cut are cancelled, not timed
+    # out (the SDK's timeout is 10 minutes): a hang fault, the request timeout the deadline's,
+    # and no attempt timeout (read as one, a policy with more retries retried where the
+    # application gave up)
+    if [ "${dl:--}" != - ]; then
+        python3 - "$T/$name.scenario.json" "$dl" >"$T/$name.deadline" 2>&1 <<'PY'
+import json, sys
+s, dl = json.load(open(sys.argv[1])), float(sys.argv[2])
+v = s["variants"]["as-was"]
+t = s["pods"]["request_timeout"]
+tms = float(t[:-2]) if t.endswith("ms") else float(t[:-1]) * 1000
+hangs = [f for p in s["providers"] for f in p.get("faults", []) if "hang" in f]
+print("# request_timeout %s, attempt_timeout %s, hang faults %d" % (t, v["retry"].get("attempt_timeout"), len(hangs)))
+sys.exit(0 if dl - 5 <= tms <= dl + 100 and "attempt_timeout" not in v["retry"] and hangs else 1)
+PY
+        r=$?
+        cat "$T/$name.deadline"
+        timed $r "$name: the calls the deadline aborted are cancelled: a hang fault, pods.request_timeout $dl ms, no attempt timeout"
     fi
     python3 "$D/corpus_check.py" "$FUSEBOX" "$name" "$T/$name.meta.json" "$T/$name.log.json" \
         "$T/$name.scenario.json" "$T/$name.runs" "$T/$name.results" 1-10 >"$T/$name.table" 2>&1

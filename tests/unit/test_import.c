@@ -130,6 +130,43 @@ static void otlp_attempts_are_the_http_spans_below_a_genai_span(void **state) {
     free(d);
 }
 
+/*
+ * An application's AbortSignal around the openai client (a deadline): the SDK's call span ends
+ * with APIUserAbortError, and the HTTP span it cut has neither status nor error, as one the
+ * SDK's own timeout aborted has (a real openai 6.49.0 trace, tests/e2e/import_corpus's
+ * `deadline`). The call's last attempt is cancelled, not timed out; an earlier one the SDK's
+ * timeout aborted stays a timeout, as do those of a call that ended in
+ * APIConnectionTimeoutError.
+ */
+static void otlp_attempt_cut_by_the_applications_abort_is_cancelled(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 0, 0, 1500, GENAI "," S_ATTR("error.type", "APIUserAbortError"));
+    span(d, 1, 2, 1, 10, 40, HTTP(503));
+    span(d, 1, 3, 1, 600, 1500, S_ATTR("http.request.method", "POST"));
+    span(d, 2, 4, 0, 2000, 5000, GENAI "," S_ATTR("error.type", "APIConnectionTimeoutError"));
+    span(d, 2, 5, 4, 2000, 3000, S_ATTR("http.request.method", "POST"));
+    span(d, 2, 6, 4, 3500, 5000, S_ATTR("http.request.method", "POST"));
+    span(d, 3, 7, 0, 6000, 7000, GENAI "," S_ATTR("error.type", "APIUserAbortError"));
+    span(d, 3, 8, 7, 6000, 6400, S_ATTR("http.request.method", "POST"));
+    span(d, 3, 9, 7, 6900, 7000, S_ATTR("http.request.method", "POST"));
+    end(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_AUTO);
+    assert_int_equal(log->nreq, 3);
+    assert_int_equal(log->natt, 6);
+    static const uint8_t want[] = {IMP_STATUS,  IMP_CANCELLED, IMP_TIMEOUT,
+                                   IMP_TIMEOUT, IMP_TIMEOUT,   IMP_CANCELLED};
+    for (size_t k = 0; k < 6; k++)
+        if (log->att[k].outcome != want[k])
+            fail_msg("attempt %zu: outcome %d, wanted %d", k, log->att[k].outcome, want[k]);
+    assert_true(log->req[0].user_abort && !log->req[1].user_abort && log->req[2].user_abort);
+    assert_int_equal(log->aborted, 3);
+    assert_int_equal(log->user_aborted, 2);
+    imp_log_free(log);
+    free(d);
+}
+
 /* A pipe (`fusebox import /dev/stdin` in a shell pipeline) reports a size of 0: it is read to the
    cap, not taken for a file that grew while it was read; and a pipe past the cap is an error
    naming it. */
@@ -1456,7 +1493,7 @@ static void request_ms(imp_log *log, const att_ms *a, size_t n) {
                      : a[i].status < 0   ? IMP_TIMEOUT
                                          : IMP_STATUS;
         x->status = (int16_t)(a[i].status > 0 ? a[i].status : 0);
-        x->tokens_out = 10;
+        x->tokens_out = a[i].status == -2 ? -1 : 10; /* a cancelled call reports no usage */
     }
 }
 
@@ -2306,8 +2343,9 @@ static void hang_window_only_where_hangs_were_seen(void **state) {
 }
 
 /* A log of requests every 100 ms for 30 s, answered in 200 ms, where in [10 s, 16 s) one in
-   four attempts is cancelled `cut` ms after its start; `hang` false: a second attempt then
-   answers (a hedge that won), else the request ends unanswered there. */
+   four attempts is cancelled `cut` ms after its start and its request ends unanswered there;
+   `hang` false: a hedge instead, a second attempt 50 ms later answers and the first is
+   cancelled then (250 ms, longer than any answer). */
 static imp_log *cancelled_log(long cut, bool hang, long *first, long *last) {
     imp_log *log = imp_log_new("cancelled", IMP_FORMAT_OTLP, 0);
     imp_error err;
@@ -2322,7 +2360,8 @@ static imp_log *cancelled_log(long cut, bool hang, long *first, long *last) {
         /* cut 0: varying cuts, 1 to 5 s, the remaining time of deadlines that differ; -1: a
            1.5 s timer that fires late, 0-40 ms for six in ten, 250-450 ms for the rest */
         uint32_t h = mix32((uint32_t)i);
-        long d = cut > 0    ? cut
+        long d = !hang      ? 250 /* a hedge's loser, cancelled when the winner answered */
+                 : cut > 0  ? cut
                  : cut == 0 ? 1000 + (long)(h % 4001)
                             : 1500 + (long)(h % 10 < 6 ? h % 41 : 250 + h % 201);
         att_ms a[2] = {{0, t, t + (hit ? d : 200), hit ? -2 : 0}, {0, t + 50, t + 250, 0}};
@@ -2348,9 +2387,11 @@ static uint32_t hang_hits(const imp_pfit *pf, long first, long last) {
  * Hangs that a request timeout cut (the application gave up at 1.5 s; the client's attempt
  * timeout, longer, never fired) leave only cancelled attempts in the log. Each waited longer
  * than any answer: a hang, and the requests given up at one duration are the request timeout
- * (it was fitted as no fault at all, and a 60 s request timeout). Cancelled sooner than the
- * provider's answers (a hedge's loser at 100 ms) tell nothing: left out, no fault. Cut at
- * varying times: hangs still, but no fixed request timeout.
+ * (it was fitted as no fault at all, and a 60 s request timeout). A hedge's loser, cancelled
+ * when its request's other attempt answered, lost a race the replay does not run: left out, no
+ * fault, though it waited longer than any answer. Cut at varying times: hangs still, but no
+ * fixed request timeout. A request answered after 1.45 s bounds the timeout from below: one
+ * given up at 1.4 s does not set it. Without any answer from the provider nothing is a hang.
  */
 static void cancelled_attempts_past_every_answer_are_hangs(void **state) {
     (void)state;
@@ -2387,7 +2428,7 @@ static void cancelled_attempts_past_every_answer_are_hangs(void **state) {
     imp_incident_free(inc);
     imp_log_free(log);
 
-    log = cancelled_log(100, false, &first, &last);
+    log = cancelled_log(0, false, &first, &last);
     inc = build(log, 0);
     pf = &inc->prov[0];
     assert_int_equal(pf->nfaults, 0);
@@ -2407,6 +2448,55 @@ static void cancelled_attempts_past_every_answer_are_hangs(void **state) {
     assert_non_null(strstr(inc->evidence.p, "15 requests were given up with an attempt in flight "
                                             "after varying times"));
     assert_non_null(strstr(inc->notes.p, "twice the longest request"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* See cancelled_attempts_past_every_answer_are_hangs: requests every 100 ms for 30 s answered
+   in 200 ms, six of them in 1,450 ms, and in [10 s, 16 s) one in four given up at 1.5 s (the
+   first at 1.4 s); `answers` false: none answered at all. */
+static imp_log *slow_answers_log(bool answers) {
+    imp_log *log = imp_log_new("bounded", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    bool first = true;
+    for (long i = 0; i < 300; i++) {
+        long t = i * 100;
+        bool hit = t >= 10000 && t < 16000 && i % 4 == 1;
+        long d = !answers                  ? 1500
+                 : hit                     ? (first ? 1400 : 1500)
+                 : t >= 20000 && t < 20600 ? 1450
+                                           : 200;
+        first &= !hit;
+        att_ms a = {0, t, t + d, hit || !answers ? -2 : 0};
+        request_ms(log, &a, 1);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+static void the_request_timeout_is_no_shorter_than_a_request_it_let_finish(void **state) {
+    (void)state;
+    imp_log *log = slow_answers_log(true);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->longest_answer_us, 1450 * MS);
+    assert_int_equal(pf->cancelled_hangs, 14); /* the one at 1.4 s is shorter than an answer */
+    assert_int_equal(pf->cancelled_left_out, 1);
+    assert_true(inc->pol.request_timeout_cut);
+    assert_int_equal(inc->pol.request_timeout_us, 1500 * MS);
+    assert_non_null(strstr(inc->evidence.p, "14 requests were given up with an attempt in flight "
+                                            "after 1.5s or a little more (p10 to p90 within 0 ms) "
+                                            "and 1 sooner (than a request that lasted longer)"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+    log = slow_answers_log(false);
+    inc = build(log, 0);
+    pf = &inc->prov[0];
+    assert_int_equal(pf->cancelled_hangs, 0);
+    assert_int_equal(pf->cancelled_left_out, 300);
+    assert_int_equal(pf->nfaults, 0);
     imp_incident_free(inc);
     imp_log_free(log);
 }
@@ -2534,6 +2624,7 @@ int main(void) {
         /* first: a process that has built and freed no big tree (its child's limit) */
         cmocka_unit_test(a_tree_that_does_not_fit_in_memory_is_a_named_error),
         cmocka_unit_test(otlp_attempts_are_the_http_spans_below_a_genai_span),
+        cmocka_unit_test(otlp_attempt_cut_by_the_applications_abort_is_cancelled),
         cmocka_unit_test(otlp_session_is_the_conversation_or_the_session_above),
         cmocka_unit_test(otlp_older_gen_ai_system_and_numbers_for_ints_are_read),
         cmocka_unit_test(a_pipe_is_read_whole),
@@ -2593,6 +2684,7 @@ int main(void) {
         cmocka_unit_test(inferred_retry_after_waited_as_is_not_max),
         cmocka_unit_test(hang_window_only_where_hangs_were_seen),
         cmocka_unit_test(cancelled_attempts_past_every_answer_are_hangs),
+        cmocka_unit_test(the_request_timeout_is_no_shorter_than_a_request_it_let_finish),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
         cmocka_unit_test(texts_past_their_cap_are_an_error),
         cmocka_unit_test(success_band_is_three_sd_and_one_over_n),

@@ -24,9 +24,13 @@
 // "Sessions"). META then also has per request its session and turn, the think time drawn
 // before it and the gap the client kept (from the previous call's settling to this start).
 //
+// With DEADLINE_MS, each call carries an AbortSignal.timeout(DEADLINE_MS) of its own: the
+// application gives the call up after that long, its attempt in flight and any retry (the SDK
+// throws APIUserAbortError; META's end is `timeout`).
+//
 // env: SDK (openai | anthropic), MOCK_URL, TRACE, META, RATE (per second), SECONDS, SEED,
 //      MAX_RETRIES, TIMEOUT_MS (each unset or empty: the SDK's default), SESSIONS (unset:
-//      independent calls)
+//      independent calls), DEADLINE_MS (unset or empty: none)
 'use strict';
 const fs = require('fs');
 const { monitorEventLoopDelay } = require('perf_hooks');
@@ -88,6 +92,8 @@ function ending(e) {
     if (!e) return { end: 'ok' };
     const name = e.constructor && e.constructor.name;
     if (name === 'APIConnectionTimeoutError') return { end: 'timeout', error: name };
+    // the application's deadline (DEADLINE_MS: an AbortSignal.timeout per call) gave up
+    if (name === 'APIUserAbortError') return { end: 'timeout', error: name };
     if (typeof e.status === 'number') return { end: 'status', status: e.status, error: name };
     if (name === 'APIConnectionError') return { end: 'connection', error: name };
     return { end: 'other', error: String(name || e) };
@@ -118,19 +124,26 @@ async function main() {
     const opts = { apiKey: 'x' };
     if (env.MAX_RETRIES) opts.maxRetries = Number(env.MAX_RETRIES);
     if (env.TIMEOUT_MS) opts.timeout = Number(env.TIMEOUT_MS);
+    // the options of one call: its key, and with DEADLINE_MS the application's deadline, a
+    // signal of its own that aborts the call (its attempt in flight, and any retry) after it
+    const per = (key) => {
+        const o = { headers: { 'x-fusebox-key': key } };
+        if (env.DEADLINE_MS) o.signal = AbortSignal.timeout(Number(env.DEADLINE_MS));
+        return o;
+    };
     let call;
     if (sdk === 'openai') {
         const client = new SDK.OpenAI({ baseURL: env.MOCK_URL + '/v1', ...opts });
         call = (words, max, key) => client.chat.completions.create({
             model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'word '.repeat(words) }],
             max_completion_tokens: max,
-        }, { headers: { 'x-fusebox-key': key } });
+        }, per(key));
     } else {
         const client = new SDK.Anthropic({ baseURL: env.MOCK_URL, ...opts });
         call = (words, max, key) => client.messages.create({
             model: 'claude-haiku-4-5', max_tokens: max,
             messages: [{ role: 'user', content: 'word '.repeat(words) }],
-        }, { headers: { 'x-fusebox-key': key } });
+        }, per(key));
     }
     phase = 'the warm-up calls';
     // calls before time zero, so that loading the SDK's lazy parts, opening the connections
@@ -211,7 +224,7 @@ async function main() {
     fs.writeFileSync(env.TRACE, Buffer.from(JsonTraceSerializer.serializeRequest(spans)));
     fs.writeFileSync(env.META, JSON.stringify({
         sdk, t0_unix_ms: t0, rate, seconds, max_retries: env.MAX_RETRIES || null,
-        timeout_ms: env.TIMEOUT_MS || null, spans: spans.length, sessions: sessions &&
+        timeout_ms: env.TIMEOUT_MS || null, deadline_ms: env.DEADLINE_MS || null, spans: spans.length, sessions: sessions &&
             { ...sessions, conversations: arrivals.length },
         lag_p99_ms: lag.percentile(99) / 1e6, lag_max_ms: lag.max / 1e6, late_max_ms: late,
         requests: records,
