@@ -242,7 +242,9 @@ t = s["pods"]["request_timeout"]
 tms = float(t[:-2]) if t.endswith("ms") else float(t[:-1]) * 1000
 hangs = [f for p in s["providers"] for f in p.get("faults", []) if "hang" in f]
 print("# request_timeout %s, attempt_timeout %s, hang faults %d" % (t, v["retry"].get("attempt_timeout"), len(hangs)))
-sys.exit(0 if dl - 5 <= tms <= dl + 100 and "attempt_timeout" not in v["retry"] and hangs else 1)
+# the shortest request given up, which can be a few ms under the deadline: the signal's timer
+# starts before the call's span does (1,491 ms for 1,500 in a run of the eleven at once)
+sys.exit(0 if dl - 50 <= tms <= dl + 100 and "attempt_timeout" not in v["retry"] and hangs else 1)
 PY
         r=$?
         cat "$T/$name.deadline"
