@@ -2342,15 +2342,22 @@ static void hang_window_only_where_hangs_were_seen(void **state) {
     imp_log_free(log);
 }
 
+/* An empty log of one provider ("p", openai) and one class ("chat"), to add requests to. */
+static imp_log *one_provider_log(const char *name) {
+    imp_log *log = imp_log_new(name, IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    return log;
+}
+
 /* A log of requests every 100 ms for 30 s, answered in 200 ms, where in [10 s, 16 s) one in
    four attempts is cancelled `cut` ms after its start and its request ends unanswered there;
    `hang` false: a hedge instead, a second attempt 50 ms later answers and the first is
    cancelled then (250 ms, longer than any answer). */
 static imp_log *cancelled_log(long cut, bool hang, long *first, long *last) {
-    imp_log *log = imp_log_new("cancelled", IMP_FORMAT_OTLP, 0);
+    imp_log *log = one_provider_log("cancelled");
     imp_error err;
-    imp_log_provider(log, "p", "openai", &err);
-    imp_log_class(log, "chat", &err);
     *first = *last = -1;
     for (long i = 0; i < 300; i++) {
         long t = i * 100;
@@ -2456,10 +2463,8 @@ static void cancelled_attempts_past_every_answer_are_hangs(void **state) {
    in 200 ms, six of them in 1,450 ms, and in [10 s, 16 s) one in four given up at 1.5 s (the
    first at 1.4 s); `answers` false: none answered at all. */
 static imp_log *slow_answers_log(bool answers) {
-    imp_log *log = imp_log_new("bounded", IMP_FORMAT_OTLP, 0);
+    imp_log *log = one_provider_log("bounded");
     imp_error err;
-    imp_log_provider(log, "p", "openai", &err);
-    imp_log_class(log, "chat", &err);
     bool first = true;
     for (long i = 0; i < 300; i++) {
         long t = i * 100;
@@ -2497,6 +2502,47 @@ static void the_request_timeout_is_no_shorter_than_a_request_it_let_finish(void 
     assert_int_equal(pf->cancelled_hangs, 0);
     assert_int_equal(pf->cancelled_left_out, 300);
     assert_int_equal(pf->nfaults, 0);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/*
+ * A 40% hang window (attempts every 30 ms from 8 s to 18 s, two in five timed out at 4 s)
+ * holding a run of seven hangs in a row, as 0.4^7 at each of its 330 attempts makes about an
+ * even chance (the corpus' `deadline` drew six in a row). The edges placed around the run
+ * hugged it into a 100% segment the plain G-test kept apart: three faults for one window. The
+ * last merge pays for that placement (2 ln(cells)): one fault.
+ */
+static void a_run_of_hits_inside_a_window_is_not_a_window_of_its_own(void **state) {
+    (void)state;
+    imp_log *log = one_provider_log("run");
+    imp_error err;
+    uint32_t hits = 0, n = 0;
+    for (long i = 0; i < 1000; i++) {
+        long t = i * 30;
+        bool in = t >= 8000 && t < 18000;
+        long j = (t - 8000) / 30; /* the window's j-th attempt */
+        /* two in five, but seven in a row from the 160th and none in the ten after them */
+        bool hit = in && (j >= 160 && j < 167 ? true : j >= 167 && j < 177 ? false : j % 5 < 2);
+        hits += hit;
+        n += in;
+        att_ms a = {0, t, t + (hit ? 4000 : 200), hit ? -1 : 0};
+        request_ms(log, &a, 1);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    uint32_t hang = 0;
+    for (uint32_t i = 0; i < pf->nfaults; i++) {
+        const imp_fault *f = &pf->faults[i];
+        if (f->kind != SIM_FAULT_HANG) continue;
+        hang++;
+        assert_in_range(f->at_us, 8000 * MS, 8100 * MS);
+        assert_in_range(f->at_us + f->for_us, 17800 * MS, 18000 * MS);
+        assert_int_equal(f->hits, hits);
+    }
+    assert_int_equal(hang, 1);
+    assert_in_range(hits * 100 / n, 38, 42);
     imp_incident_free(inc);
     imp_log_free(log);
 }
@@ -2684,6 +2730,7 @@ int main(void) {
         cmocka_unit_test(inferred_retry_after_waited_as_is_not_max),
         cmocka_unit_test(hang_window_only_where_hangs_were_seen),
         cmocka_unit_test(cancelled_attempts_past_every_answer_are_hangs),
+        cmocka_unit_test(a_run_of_hits_inside_a_window_is_not_a_window_of_its_own),
         cmocka_unit_test(the_request_timeout_is_no_shorter_than_a_request_it_let_finish),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
         cmocka_unit_test(texts_past_their_cap_are_an_error),
