@@ -764,7 +764,10 @@ static int by_value(const void *a, const void *b) {
  */
 static fb_time_us cut_requests(imp_incident *inc, int64_t *tmp) {
     size_t k = 0;
-    int64_t longest_other = 0;
+    /* the longest answered request (the timer let it finish), and the longest other one that
+       ended unanswered (exhausted, or given up while it waited to retry: the same timer may
+       have ended it, a little late) */
+    int64_t longest_other = 0, longest_failed = 0;
     for (FOR_SLICE(inc, r)) {
         const imp_request *q = &inc->log->req[r];
         int64_t d = q->end_us - q->start_us;
@@ -772,8 +775,10 @@ static fb_time_us cut_requests(imp_incident *inc, int64_t *tmp) {
                    inc->log->att[q->first + q->count - 1].outcome == IMP_CANCELLED;
         if (cut)
             tmp[k++] = d;
-        else if (d > longest_other)
+        else if (q->ok && d > longest_other)
             longest_other = d;
+        else if (!q->ok && d > longest_failed)
+            longest_failed = d;
     }
     if (k == 0) return 0;
     imp_sort(tmp, k);
@@ -782,14 +787,15 @@ static fb_time_us cut_requests(imp_incident *inc, int64_t *tmp) {
     /* the shortest of the cluster (those further below it were given up for another reason),
        and not below a request that another end let last longer: a timer never fires early, so
        it is at least as long as every request it did not cut */
-    double edge = t.p10 - ((fit == TIMER_LATE ? t.p10 : t.med) / 10 + 20000);
+    double tol = (fit == TIMER_LATE ? t.p10 : t.med) / 10 + 20000, edge = t.p10 - tol;
     size_t lo = 0;
     while (lo + 1 < k && (double)tmp[lo] < edge) lo++;
     size_t sooner = lo;
     while (lo < k && tmp[lo] < longest_other) lo++;
     char a[24];
     imp_human(a, sizeof a, (int64_t)t.med);
-    if (fit == TIMER_NONE || 2 * (k - lo) < k) {
+    if (fit == TIMER_NONE || 2 * (k - lo) < k ||
+        (double)longest_failed > (double)tmp[k - 1] + tol) {
         util_buf_printf(&inc->evidence,
                         " %zu requests were given up with an attempt in flight after varying "
                         "times (median %s)%s: no fixed request timeout.",

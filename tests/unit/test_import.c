@@ -2460,7 +2460,8 @@ static void cancelled_attempts_past_every_answer_are_hangs(void **state) {
 }
 
 /* See cancelled_attempts_past_every_answer_are_hangs: requests every 100 ms for 30 s answered
-   in 200 ms, six of them in 1,450 ms, and in [10 s, 16 s) one in four given up at 1.5 s (the
+   in 200 ms, six of them in 1,450 ms, one failed with a 503 and given up 1.52 s after it
+   started while it waited to retry, and in [10 s, 16 s) one in four given up at 1.5 s (the
    first at 1.4 s); `answers` false: none answered at all. */
 static imp_log *slow_answers_log(bool answers) {
     imp_log *log = one_provider_log("bounded");
@@ -2475,7 +2476,10 @@ static imp_log *slow_answers_log(bool answers) {
                                            : 200;
         first &= !hit;
         att_ms a = {0, t, t + d, hit || !answers ? -2 : 0};
+        if (answers && i == 250) a = (att_ms){0, t, t + 100, 503};
         request_ms(log, &a, 1);
+        /* given up while it waited to retry, by the same timer, 20 ms late */
+        if (answers && i == 250) log->req[log->nreq - 1].end_us += 1420 * MS;
     }
     assert_int_equal(imp_log_finish(log, &err), FB_OK);
     return log;
@@ -2494,6 +2498,13 @@ static void the_request_timeout_is_no_shorter_than_a_request_it_let_finish(void 
     assert_non_null(strstr(inc->evidence.p, "14 requests were given up with an attempt in flight "
                                             "after 1.5s or a little more (p10 to p90 within 0 ms) "
                                             "and 1 sooner (than a request that lasted longer)"));
+    imp_incident_free(inc);
+    /* a failed request that lasted 3 s, where the timer would have cut it: no fixed timeout */
+    for (size_t r = 0; r < log->nreq; r++)
+        if (log->att[log->req[r].first].status == 503) log->req[r].end_us += 1480 * MS;
+    inc = build(log, 0);
+    assert_false(inc->pol.request_timeout_cut);
+    assert_non_null(strstr(inc->evidence.p, "other requests lasted longer than most"));
     imp_incident_free(inc);
     imp_log_free(log);
     log = slow_answers_log(false);
