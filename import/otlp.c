@@ -285,9 +285,16 @@ static int read_span(imp_otlp *o, const cJSON *span, ospan *s, imp_error *err) {
     if (rc == FB_OK && read_attributes(o, span, s, &a) != FB_OK)
         rc = span_fail(o, s, err, FB_ECAP,
                        "more than 2048 distinct provider, model and class names");
-    const cJSON *st =
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(span, "status"), "code");
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(span, "status");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(status, "code");
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(status, "message");
     s->failed = cJSON_IsNumber(st) && st->valueint == 2;
+    /* openai-node's and @anthropic-ai/sdk's APIUserAbortError, by its error.type, or by its
+       message alone ("Request was aborted.", both SDKs' src/core/error.ts): Traceloop's anthropic
+       span records the error as the status message and an exception of type Error */
+    s->user_abort =
+        strcmp(s->error_type, "APIUserAbortError") == 0 ||
+        (s->failed && cJSON_IsString(msg) && strcmp(msg->valuestring, "Request was aborted.") == 0);
     if (rc == FB_OK && (a.ra || a.ra_ms)) {
         fb_time_us hint = fb_retry_after_hint(a.ra_ms, a.ra, s->end_us);
         if (hint != FB_TIME_NONE) s->retry_after_us = hint;

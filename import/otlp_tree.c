@@ -231,7 +231,7 @@ static int add_request(imp_otlp *o, const ospan *r, imp_error *err) {
     q->start_us = r->start_us;
     q->end_us = r->end_us;
     q->ok = !r->failed && !r->error_type[0];
-    q->user_abort = strcmp(r->error_type, "APIUserAbortError") == 0;
+    q->user_abort = r->user_abort;
     q->stream = r->stream;
     q->tokens_in = r->tokens_in;
     q->tokens_out = r->tokens_out;

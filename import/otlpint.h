@@ -30,6 +30,7 @@ typedef struct ospan {
     int16_t resend;           /* http.request.resend_count, -1 = none */
     bool genai, http, failed; /* failed: span status Error */
     bool stream, cancelled;
+    bool user_abort; /* the application aborted the call (APIUserAbortError) */
     char error_type[32];
 } ospan;
 

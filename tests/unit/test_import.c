@@ -52,6 +52,15 @@ static void span(doc *d, int trace, int id, int parent, long start_ms, long end_
         (long long)(T0_MS + end_ms), attrs);
 }
 
+/* A span as span() writes it, with the status Error and its message (Traceloop's anthropic span
+   records an error so, with no error.type). */
+static void span_error(doc *d, int trace, int id, long start_ms, long end_ms, const char *attrs,
+                       const char *message) {
+    span(d, trace, id, 0, start_ms, end_ms, attrs);
+    d->n--; /* the closing brace */
+    add(d, ",\"status\":{\"code\":2,\"message\":\"%s\"}}", message);
+}
+
 static void begin(doc *d) {
     d->n = 0;
     d->s[0] = '\0';
@@ -151,18 +160,25 @@ static void otlp_attempt_cut_by_the_applications_abort_is_cancelled(void **state
     span(d, 3, 7, 0, 6000, 7000, GENAI "," S_ATTR("error.type", "APIUserAbortError"));
     span(d, 3, 8, 7, 6000, 6400, S_ATTR("http.request.method", "POST"));
     span(d, 3, 9, 7, 6900, 7000, S_ATTR("http.request.method", "POST"));
+    /* Traceloop's anthropic span: the abort as its status message only (a real
+       @anthropic-ai/sdk 0.137.0 trace); another error's message is no abort */
+    span_error(d, 4, 10, 8000, 9500, GENAI, "Request was aborted.");
+    span(d, 4, 11, 10, 8000, 9500, S_ATTR("http.request.method", "POST"));
+    span_error(d, 5, 12, 10000, 11500, GENAI, "Connection error.");
+    span(d, 5, 13, 12, 10000, 11500, S_ATTR("http.request.method", "POST"));
     end(d);
     imp_log *log = read_ok(d->s, IMP_FORMAT_AUTO);
-    assert_int_equal(log->nreq, 3);
-    assert_int_equal(log->natt, 6);
-    static const uint8_t want[] = {IMP_STATUS,  IMP_CANCELLED, IMP_TIMEOUT,
-                                   IMP_TIMEOUT, IMP_TIMEOUT,   IMP_CANCELLED};
-    for (size_t k = 0; k < 6; k++)
+    assert_int_equal(log->nreq, 5);
+    assert_int_equal(log->natt, 8);
+    static const uint8_t want[] = {IMP_STATUS,  IMP_CANCELLED, IMP_TIMEOUT,   IMP_TIMEOUT,
+                                   IMP_TIMEOUT, IMP_CANCELLED, IMP_CANCELLED, IMP_TIMEOUT};
+    for (size_t k = 0; k < 8; k++)
         if (log->att[k].outcome != want[k])
             fail_msg("attempt %zu: outcome %d, wanted %d", k, log->att[k].outcome, want[k]);
     assert_true(log->req[0].user_abort && !log->req[1].user_abort && log->req[2].user_abort);
-    assert_int_equal(log->aborted, 3);
-    assert_int_equal(log->user_aborted, 2);
+    assert_true(log->req[3].user_abort && !log->req[4].user_abort);
+    assert_int_equal(log->aborted, 4);
+    assert_int_equal(log->user_aborted, 3);
     imp_log_free(log);
     free(d);
 }
