@@ -106,8 +106,8 @@ typedef struct imp_pfit {
     imp_errkind kinds[IMP_KINDS_MAX];
     uint32_t nkinds, folded; /* attempts of rarer kinds counted in the closest kind */
     /* the longest time one of its attempts took to be answered (an answer, an error status, a
-       reset, a broken answer); the cancelled attempts that waited longer without a first token
-       (hangs, counted as timeouts) and the rest (left out of the fault fit) */
+       reset, a broken answer); the cancelled attempts read as hangs (counted as timeouts:
+       imp__fit_hang) and the rest (left out of the fault fit) */
     fb_time_us longest_answer_us;
     uint32_t cancelled_hangs, cancelled_left_out;
     imp_fault faults[SIM_FAULTS_MAX]; /* answering faults (outage, rate_limit, hang, reset) */
