@@ -534,7 +534,7 @@ static void fault_latencies(imp_incident *inc, uint32_t p) {
         if (first == 0) first = f->status;
         several |= f->status != first;
     }
-    int64_t *v = several ? malloc((pf->attempts + 1) * sizeof *v) : NULL;
+    int64_t *v = several ? fit_malloc(&inc->oom, (pf->attempts + 1) * sizeof *v) : NULL;
     for (uint32_t i = 0; v && i < pf->nfaults; i++) {
         imp_fault *f = &pf->faults[i];
         if (f->kind != SIM_FAULT_OUTAGE && f->kind != SIM_FAULT_RATE_LIMIT) continue;
@@ -558,10 +558,10 @@ void imp__fit_faults(imp_incident *inc, uint32_t p) {
     fb_time_us cell = pf->window_us / CELLS_PER_WINDOW;
     fitter F = {inc, pf, NULL, 0, NULL, 0, pf->nkinds + 1, cell > 0 ? cell : 1};
     if (pf->errors == 0) return;
-    F.o = malloc((pf->attempts + 1) * sizeof *F.o);
+    F.o = fit_malloc(&inc->oom, (pf->attempts + 1) * sizeof *F.o);
     if (F.o) F.n = observations(&F, p);
     size_t nw = F.n ? (size_t)(F.o[F.n - 1].t / F.cell_us) + 1 : 0;
-    F.s = calloc(nw + 1, sizeof *F.s);
+    F.s = fit_calloc(&inc->oom, nw + 1, sizeof *F.s);
     for (size_t w = 0; F.s && w < nw; w++)
         F.s[w] = (seg){(fb_time_us)w * F.cell_us, (fb_time_us)(w + 1) * F.cell_us, 0, {0}};
     F.ns = F.s ? nw : 0;

@@ -127,7 +127,7 @@ static void cost(imp_incident *inc) {
 
 void imp__fit_checks(imp_incident *inc) {
     size_t n = inc->r1 - inc->r0, k = 0;
-    int64_t *v = malloc(n * sizeof *v);
+    int64_t *v = fit_malloc(&inc->oom, n * sizeof *v);
     if (v == NULL) return;
     for (FOR_SLICE(inc, r)) v[k++] = inc->log->req[r].end_us - inc->log->req[r].start_us;
     imp_sort(v, n);

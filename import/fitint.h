@@ -15,6 +15,22 @@
 
 #include "import/incident.h"
 
+#include <stdlib.h>
+
+/* malloc and calloc for the fits: a failure sets *oom (the incident's or its provider's), which
+   imp_incident_build reports as an error, where the fit was once left out without a word. */
+static inline void *fit_malloc(bool *oom, size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (p == NULL) *oom = true;
+    return p;
+}
+
+static inline void *fit_calloc(bool *oom, size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (p == NULL) *oom = true;
+    return p;
+}
+
 /* The requests of the slice: for (FOR_SLICE(inc, r)) { ... inc->log->req[r] ... }. */
 #define FOR_SLICE(inc, r)                                                                          \
     size_t r = (inc)->r0;                                                                          \

@@ -585,8 +585,10 @@ int imp_incident_build_texts(const imp_log *log, const imp_build_opts *o, size_t
         describe_fits(inc);
         describe_unknowns(inc);
     }
-    if (rc == FB_OK && (inc->notes.err == UTIL_BUF_NOMEM || inc->evidence.err == UTIL_BUF_NOMEM ||
-                        inc->fits.err == UTIL_BUF_NOMEM))
+    bool oom = inc->oom;
+    for (uint32_t p = 0; p < log->nprov; p++) oom |= inc->prov[p].oom;
+    if (rc == FB_OK && (oom || inc->notes.err == UTIL_BUF_NOMEM ||
+                        inc->evidence.err == UTIL_BUF_NOMEM || inc->fits.err == UTIL_BUF_NOMEM))
         rc = imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
     /* a text cut at its cap would be a description that stops midway, said nowhere */
     const util_buf *full = inc->notes.err == UTIL_BUF_FULL      ? &inc->notes

@@ -110,6 +110,7 @@ typedef struct imp_pfit {
        imp__fit_hang) and the rest (left out of the fault fit) */
     fb_time_us longest_answer_us;
     uint32_t cancelled_hangs, cancelled_left_out;
+    bool oom;                         /* a fit of this provider could not allocate (fit_malloc) */
     imp_fault faults[SIM_FAULTS_MAX]; /* answering faults (outage, rate_limit, hang, reset) */
     uint32_t nfaults;
     imp_fault slow[IMP_SLOW_MAX]; /* slow periods */
@@ -194,6 +195,7 @@ typedef struct imp_incident {
     imp_pfit prov[SIM_PROVIDERS_MAX];
     imp_cfit cls[SIM_CLASSES_MAX];
     imp_inferred pol;
+    bool oom; /* a fit could not allocate (fit_malloc): an error, not a fit left out */
     imp_check checks[IMP_CHECKS_MAX];
     uint32_t nchecks;
     util_buf notes;    /* the scenario's description: what was read, what is unknown */

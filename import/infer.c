@@ -284,7 +284,7 @@ static fb_time_us gap_hint(const scan *S, const gap *g) {
 static const char *retry_after_mode(imp_incident *inc, const scan *S, int64_t *tmp) {
     static const char *const modes[] = {"as_is", "max", "ignore"};
     size_t n = 0, recorded = 0;
-    double *miss = malloc((S->ng + 1) * 3 * sizeof *miss);
+    double *miss = fit_malloc(&inc->oom, (S->ng + 1) * 3 * sizeof *miss);
     if (miss == NULL) return NULL;
     for (size_t i = 0; i < S->ng; i++) {
         const gap *g = &S->g[i];
@@ -711,7 +711,7 @@ static void breaker_fit(const prim *pa, size_t n, const int64_t *starts, size_t 
 static void breaker(imp_incident *inc, int64_t *tmp) {
     imp_inferred *P = &inc->pol;
     uint8_t primary = P->order[0];
-    prim *pa = malloc((inc->prov[primary].attempts + 1) * sizeof *pa);
+    prim *pa = fit_malloc(&inc->oom, (inc->prov[primary].attempts + 1) * sizeof *pa);
     if (pa == NULL) return;
     size_t n = primary_attempts(inc, primary, pa), skipped = 0;
     size_t runs = skip_runs(inc, primary, tmp, inc->r1 - inc->r0, &skipped);
@@ -867,8 +867,8 @@ static void describe(imp_incident *inc, const scan *S) {
 void imp__fit_policy(imp_incident *inc) {
     scan S = {0};
     size_t cap = inc->attempts + 2 * (inc->r1 - inc->r0) + 1;
-    S.g = malloc(cap * sizeof *S.g);
-    int64_t *tmp = malloc(cap * sizeof *tmp);
+    S.g = fit_malloc(&inc->oom, cap * sizeof *S.g);
+    int64_t *tmp = fit_malloc(&inc->oom, cap * sizeof *tmp);
     if (S.g == NULL || tmp == NULL) {
         free(S.g);
         free(tmp);

@@ -86,12 +86,12 @@ static int by_tokens(const void *a, const void *b) {
  * leaves its group's lower quartile among the answers it did not touch while it touches fewer
  * than three in four. False when tokens do not vary.
  */
-static bool tokens_line(point *pt, size_t m, double *c, double *b) {
+static bool tokens_line(point *pt, size_t m, double *c, double *b, bool *oom) {
     size_t groups = m >= 2 * 5 ? m / 5 : m; /* below 10 answers, fewer than 10 groups */
     if (groups > LINE_GROUPS) groups = LINE_GROUPS;
     double x[LINE_GROUPS], y[LINE_GROUPS];
     size_t from[LINE_GROUPS + 1];
-    int64_t *v = malloc((m + 1) * sizeof *v);
+    int64_t *v = fit_malloc(oom, (m + 1) * sizeof *v);
     bool ok = false;
     if (v) {
         qsort(pt, m, sizeof *pt, by_tokens);
@@ -133,21 +133,21 @@ static fb_time_us per_token(imp_pfit *pf, const answer *a, size_t n) {
     size_t with_ttft = 0, m = 0;
     for (size_t i = 0; i < n; i++) with_ttft += a[i].ttft >= 0;
     pf->ttft_measured = with_ttft >= 5 && with_ttft * 2 >= n;
-    point *pt = malloc((n + 1) * sizeof *pt);
+    point *pt = fit_malloc(&pf->oom, (n + 1) * sizeof *pt);
     fb_time_us out = 0;
     for (size_t i = 0; pt && i < n; i++) {
         if (a[i].tokens <= 0 || (pf->ttft_measured && a[i].ttft < 0)) continue;
         pt[m++] = (point){a[i].tokens, pf->ttft_measured ? a[i].d - a[i].ttft : a[i].d};
     }
     if (pf->ttft_measured && m > 0) {
-        int64_t *v = malloc(m * sizeof *v);
+        int64_t *v = fit_malloc(&pf->oom, m * sizeof *v);
         for (size_t i = 0; v && i < m; i++) v[i] = llround((double)pt[i].d / (double)pt[i].tokens);
         if (v) imp_sort(v, m);
         out = v ? llround(imp_quantile(v, m, 0.5)) : 0;
         free(v);
     } else {
         double c = 0, b = 0;
-        if (m >= 5 && tokens_line(pt, m, &c, &b) && b > 0 && c >= 0) out = llround(b);
+        if (m >= 5 && tokens_line(pt, m, &c, &b, &pf->oom) && b > 0 && c >= 0) out = llround(b);
     }
     free(pt);
     return out;
@@ -509,9 +509,9 @@ static void hidden_delay(imp_fault *f, const imp_pfit *pf, const answer *a, size
 
 static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t n,
                          const bool *slow, size_t nw, const bool *lng, int64_t *tmp) {
-    mix *m = malloc((nw + 1) * sizeof *m);
-    size_t *before = malloc((nw + 1) * sizeof *before);
-    double *r = malloc((n + 1) * sizeof *r);
+    mix *m = fit_malloc(&inc->oom, (nw + 1) * sizeof *m);
+    size_t *before = fit_malloc(&inc->oom, (nw + 1) * sizeof *before);
+    double *r = fit_malloc(&inc->oom, (n + 1) * sizeof *r);
     size_t nm = m && before && r ? mixed_windows(pf, a, n, slow, nw, lng, m, before) : 0, k = 0;
     for (size_t i = 0; i < n; i++)
         if (!lng[i] && !slow[a[i].t / pf->window_us]) tmp[k++] = first_token(pf, &a[i]);
@@ -568,15 +568,17 @@ static void fit_ttft(imp_pfit *pf, const answer *a, size_t n, const bool *inslow
 void imp__fit_latency(imp_incident *inc, uint32_t p) {
     imp_pfit *pf = &inc->prov[p];
     size_t cap = pf->attempts + 1, n = 0, nerr = 0;
-    answer *a = malloc(cap * sizeof *a);
-    int64_t *errs = malloc(cap * sizeof *errs), *tmp = malloc(2 * cap * sizeof *tmp);
+    answer *a = fit_malloc(&inc->oom, cap * sizeof *a);
+    int64_t *errs = fit_malloc(&inc->oom, cap * sizeof *errs),
+            *tmp = fit_malloc(&inc->oom, 2 * cap * sizeof *tmp);
     if (a && errs && tmp) n = answers(inc, p, a, errs, &nerr);
     pf->successes = (uint32_t)n;
     imp_sort(errs ? errs : tmp, errs ? nerr : 0);
     if (errs) pf->error = imp_fit_dist(errs, nerr);
     size_t nw = n ? (size_t)(a[n - 1].t / pf->window_us) + 1 : 0;
-    bool *slow = calloc(nw + 1, sizeof *slow), *lng = calloc(n + 1, sizeof *lng),
-         *inslow = calloc(n + 1, sizeof *inslow);
+    bool *slow = fit_calloc(&inc->oom, nw + 1, sizeof *slow),
+         *lng = fit_calloc(&inc->oom, n + 1, sizeof *lng),
+         *inslow = fit_calloc(&inc->oom, n + 1, sizeof *inslow);
     if (n > 0 && slow && lng && inslow && tmp) {
         pf->per_token_us = per_token(pf, a, n);
         double q = mark_slow(pf, a, n, nw, slow, tmp);

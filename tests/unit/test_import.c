@@ -2574,6 +2574,40 @@ static void a_run_of_hits_inside_a_window_is_not_a_window_of_its_own(void **stat
     imp_log_free(log);
 }
 
+/* A fit that cannot allocate is an error, not a fit left out: 200,000 requests of three
+   attempts (one in ten 503, 503, then an answer) fitted in a child process with 16 MiB of
+   address space to spare. The latency fit's arrays alone need about 30 MB; it was skipped
+   without a word, and the import wrote a scenario without the provider's latency. */
+static void fit_in_small_memory(void *ctx, char *out, size_t outlen) {
+    imp_incident *inc = NULL;
+    imp_error err;
+    imp_build_opts o = {0, 0, 0, false, 1, "t"};
+    int rc = imp_incident_build(ctx, &o, &inc, &err);
+    snprintf(out, outlen, "%d %s", rc, rc == FB_OK ? "built" : err.msg);
+    imp_incident_free(inc);
+}
+
+static void a_fit_out_of_memory_is_an_error(void **state) {
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* ASan reserves terabytes of address space: RLIMIT_AS cannot be set under it */
+#endif
+    imp_log *log = one_provider_log("big");
+    imp_error err;
+    for (long i = 0; i < 200000; i++) {
+        long t = i * 5;
+        att_ms a[3] = {{0, t, t + 30, 503}, {0, t + 40, t + 70, 503}, {0, t + 80, t + 300, 0}};
+        request_ms(log, i % 10 ? a + 2 : a, i % 10 ? 1 : 3);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    char got[300] = "";
+    th_in_small_memory(fit_in_small_memory, log, got, sizeof got);
+    imp_log_free(log);
+    char want[32];
+    snprintf(want, sizeof want, "%d out of memory", FB_ENOMEM);
+    if (strcmp(got, want) != 0) fail_msg("%s", got);
+}
+
 static void slice_longer_than_the_log_is_an_error(void **state) {
     (void)state;
     imp_log *log = synthetic(60, 1000, none); /* a log of one minute */
@@ -2696,6 +2730,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         /* first: a process that has built and freed no big tree (its child's limit) */
         cmocka_unit_test(a_tree_that_does_not_fit_in_memory_is_a_named_error),
+        cmocka_unit_test(a_fit_out_of_memory_is_an_error),
         cmocka_unit_test(otlp_attempts_are_the_http_spans_below_a_genai_span),
         cmocka_unit_test(otlp_attempt_cut_by_the_applications_abort_is_cancelled),
         cmocka_unit_test(otlp_session_is_the_conversation_or_the_session_above),
