@@ -45,18 +45,18 @@ typedef enum imp_outcome {
 } imp_outcome;
 
 typedef struct imp_attempt {
-    uint32_t request;         /* index in requests */
-    uint32_t seq;             /* order in the file: ties between equal times */
-    uint8_t provider;         /* index in providers */
-    uint8_t outcome;          /* imp_outcome */
-    int16_t status;           /* HTTP status; 0 when none came */
-    int16_t resend;           /* http.request.resend_count: resends before it; -1 unknown */
+    uint32_t request; /* index in requests */
+    uint32_t seq;     /* order in the file: ties between equal times */
+    uint8_t provider; /* index in providers */
+    uint8_t outcome;  /* imp_outcome */
+    int16_t status;   /* HTTP status; 0 when none came */
+    int16_t resend;   /* http.request.resend_count: resends before it; -1 unknown */
+    bool aborted;     /* no status and no error: the client aborted it (a timeout, or cancelled) */
     int64_t start_us, end_us; /* unix time */
     int64_t ttft_us;          /* time to first token; -1 unknown */
     int64_t retry_after_us;   /* the answer's Retry-After; -1 none recorded */
     int32_t tokens_in, tokens_out;
-    double cost;  /* USD; -1 unknown */
-    bool aborted; /* no status and no error: the client aborted it (a timeout, or cancelled) */
+    double cost; /* USD; -1 unknown */
 } imp_attempt;
 
 typedef struct imp_request {
