@@ -63,6 +63,7 @@ scenario() {
     rc=$?
     [ $rc -eq 0 ] || [ $rc -eq 3 ]
     ok $? "$s under load at x$slow (variant $v, which named it): pass or inconclusive (exit $rc)"
+    [ $rc -eq 1 ] && sed 's/^/# /' "$T/$s-slow/compare.md" "$T/$s-slow.err" 2>/dev/null
 }
 
 for s in outage-fallback storm-retry-after; do

@@ -575,6 +575,15 @@ contains "$ERR" "$R/tune.round.json: not a tune round file" "the error names the
 # shellcheck disable=SC2086
 "$FUSEBOX" tune $S $KNOBS $OBJ --exhaustive --seeds 100 --jobs 2 -o "$T/int" >"$T/int.out" 2>"$T/int.err" &
 pid=$!
+# the signal a second after its workers have forked (its handler is set before): started beside
+# busy cores at the lowest priority (tests/run.sh), a tune may not have reached its handler in a
+# second
+i=0
+while [ $i -lt 300 ] && ! cat /proc/[0-9]*/stat 2>/dev/null |
+    awk -v p=$pid '{ sub(/.*\) /, "") } $2 == p { f = 1 } END { exit !f }'; do
+    sleep 0.1
+    i=$((i + 1))
+done
 sleep 1
 kill -INT $pid
 wait $pid
