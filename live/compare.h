@@ -26,12 +26,16 @@
 
 typedef struct live_tolerances {
     double success_rate;        /* absolute, in [0, 1]; default 0.02 (2 points) */
+    double success_rate_se;     /* ... but never tighter than this many standard errors of the
+                                   difference of the two rates (0: off); default 3 */
     double counts;              /* relative; default 0.15 */
     double counts_min;          /* ... but never tighter than this many; default 5 */
     double breaker_opens;       /* per pod (1 for a shared breaker); default 1 */
     double breaker_transitions; /* per pod; default 3 */
     double latency;             /* relative; default 0.15 */
     double latency_min_real_ms; /* ... but never tighter than this x time scale; 5 */
+    double latency_se;          /* ... nor than the simulated run's own latencies this many
+                                   standard errors of the percentile's rank away (0: off); 3 */
 } live_tolerances;
 
 void live_tolerances_default(live_tolerances *t);
@@ -46,7 +50,7 @@ typedef struct live_cmp_row {
     double diff;      /* live - sim */
     double rel;       /* diff / sim; 0 when both are 0; NAN when only sim is 0 */
     double tolerance; /* |diff| allowed */
-    char rule[48];    /* the tolerance as stated: "2 points", "15% or 5", "1 per pod" */
+    char rule[64];    /* the tolerance as stated: "2 points", "15% or 5", "1 per pod" */
     bool ok;
 } live_cmp_row;
 

@@ -64,10 +64,10 @@ ok $? "the outage opens the breakers (a comparison with something to compare)"
 [ "$(json "$T/storm-retry-after/compare.json" "[x['sim'] for x in r['rows'] if x['metric'] == 'latency_p99' and x['variant'] == 'honour'][0] > 4")" = True ]
 ok $? "honouring Retry-After shows in the p99 (waits of 2 s)"
 
-# A comparison can fail: no latency slack at all
+# A comparison can fail: no latency slack at all (nor the rank's sampling band)
 "$FUSEBOX" live --compare "$S" --variant breaker --set duration=5s --set providers.openai.faults[0].at=1s \
     --time-scale 20 --no-charts \
-    -q -o "$T/tight" --tolerance latency=0 --tolerance latency_min_ms=0
+    -q -o "$T/tight" --tolerance latency=0 --tolerance latency_min_ms=0 --tolerance latency_se=0
 rc=$?
 if [ $rc -eq 3 ]; then
     skip "a metric outside its tolerance exits 1" "inconclusive: $(compare_reason "$T/tight")"

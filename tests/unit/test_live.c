@@ -421,6 +421,121 @@ static void compare_rows_hold_their_tolerances(void **state) {
     scn_free(sc);
 }
 
+/* The success rate's tolerance widens to 3 standard errors of the difference over few requests
+   (two runs of a fractional fault hit different attempts), and stays 2 points over many. */
+static void compare_success_rate_allows_for_sampling(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load("{\"name\":\"c\",\"duration\":\"10s\","
+                               "\"traffic\":[{\"class\":\"x\",\"arrivals\":{\"poisson\":\"1/s\"}}],"
+                               "\"providers\":[{\"name\":\"a\"}]}");
+    sim_summary *s = th_summary("default"), *l = th_summary("default");
+    live_tolerances t;
+    live_tolerances_default(&t);
+    /* 600 requests each, 94.5% and 91.0%: 3.5 points apart; pooled 92.75%, one standard error
+       sqrt(0.9275 x 0.0725 x 2/600) = 1.50 points, the tolerance 4.5 */
+    s->requests = l->requests = 600;
+    s->ended[SIM_END_SUCCESS] = 567;
+    s->ended[SIM_END_EXHAUSTED] = 33;
+    l->ended[SIM_END_SUCCESS] = 546;
+    l->ended[SIM_END_EXHAUSTED] = 54;
+    live_cmp c = {0};
+    assert_int_equal(live_compare_variant(&c, sc, s, l, &t, 10), FB_OK);
+    const live_cmp_row *r = row(&c, "success_rate");
+    assert_true(r->ok);
+    assert_true(fabs(r->tolerance - 3 * sqrt(0.9275 * 0.0725 * 2 / 600.0)) < 1e-9);
+    assert_string_equal(r->rule, "2 points or 3 s.e.");
+    live_compare_free(&c);
+    /* without the sampling term: the fixed 2 points, and the same runs fail */
+    char msg[200];
+    assert_int_equal(live_tolerance_set(&t, "success_rate_se=0", msg, sizeof msg), FB_OK);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(live_compare_variant(&c, sc, s, l, &t, 10), FB_OK);
+    assert_false(row(&c, "success_rate")->ok);
+    assert_true(row(&c, "success_rate")->tolerance == 0.02);
+    assert_string_equal(row(&c, "success_rate")->rule, "2 points");
+    live_compare_free(&c);
+    /* 3,000 requests each, 99% and 96.5%: 3 s.e. is 1.15 points, so 2 points hold, and fail */
+    live_tolerances_default(&t);
+    s->requests = l->requests = 3000;
+    s->ended[SIM_END_SUCCESS] = 2970;
+    s->ended[SIM_END_EXHAUSTED] = 30;
+    l->ended[SIM_END_SUCCESS] = 2895;
+    l->ended[SIM_END_EXHAUSTED] = 105;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(live_compare_variant(&c, sc, s, l, &t, 10), FB_OK);
+    assert_true(row(&c, "success_rate")->tolerance == 0.02);
+    assert_false(row(&c, "success_rate")->ok);
+    live_compare_free(&c);
+    /* every request succeeded in both: no sampling error, 2 points */
+    s->ended[SIM_END_SUCCESS] = l->ended[SIM_END_SUCCESS] = 3000;
+    s->ended[SIM_END_EXHAUSTED] = l->ended[SIM_END_EXHAUSTED] = 0;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(live_compare_variant(&c, sc, s, l, &t, 10), FB_OK);
+    assert_true(row(&c, "success_rate")->tolerance == 0.02);
+    assert_true(row(&c, "success_rate")->ok);
+    live_compare_free(&c);
+    free(s);
+    free(l);
+    scn_free(sc);
+}
+
+/* A latency percentile's tolerance reaches as far as the simulated run's own latencies lie 3
+   standard errors of the rank away: over 600 requests a p99 is the sixth slowest. */
+static void compare_latency_allows_for_the_ranks_sampling(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load("{\"name\":\"c\",\"duration\":\"10s\","
+                               "\"traffic\":[{\"class\":\"x\",\"arrivals\":{\"poisson\":\"1/s\"}}],"
+                               "\"providers\":[{\"name\":\"a\"}]}");
+    sim_summary *s = th_summary("default"), *l = th_summary("default");
+    s->requests = l->requests = 600;
+    s->ended[SIM_END_SUCCESS] = l->ended[SIM_END_SUCCESS] = 600;
+    /* the simulated run: 590 at 1 s, a tail of ten from 1.1 s to 1.55 s; the live run: the same
+       body, a tail of ten from 1.3 s to 1.75 s (its p99 about 20% above) */
+    fb_hist_record_n(&s->latency, 1000000, 590);
+    fb_hist_record_n(&l->latency, 1000000, 590);
+    for (int k = 0; k < 10; k++) {
+        fb_hist_record(&s->latency, 1100000 + 50000 * k);
+        fb_hist_record(&l->latency, 1300000 + 50000 * k);
+    }
+    double sp = (double)fb_hist_percentile(&s->latency, 99);
+    double lp = (double)fb_hist_percentile(&l->latency, 99);
+    assert_true(lp > sp * 1.15); /* outside 15% */
+    live_tolerances t;
+    live_tolerances_default(&t);
+    live_cmp c = {0};
+    assert_int_equal(live_compare_variant(&c, sc, s, l, &t, 1), FB_OK);
+    const live_cmp_row *r = row(&c, "latency_p99");
+    /* q + 3 x sqrt(0.99 x 0.01 x 2/600) is past 1: the simulated run's slowest */
+    assert_true(fabs(r->tolerance - ((double)fb_hist_max(&s->latency) - sp)) < 1e-6);
+    assert_true(r->ok);
+    assert_string_equal(r->rule, "15% or 5ms or 3 s.e. of rank");
+    /* the p50 sits in the body: its band is flat, 15% applies */
+    assert_true(row(&c, "latency_p50")->tolerance == 0.15 * 1e6 ||
+                fabs(row(&c, "latency_p50")->tolerance -
+                     0.15 * (double)fb_hist_percentile(&s->latency, 50)) < 1e-6);
+    live_compare_free(&c);
+    char msg[200];
+    assert_int_equal(live_tolerance_set(&t, "latency_se=0", msg, sizeof msg), FB_OK);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(live_compare_variant(&c, sc, s, l, &t, 1), FB_OK);
+    assert_false(row(&c, "latency_p99")->ok);
+    assert_string_equal(row(&c, "latency_p99")->rule, "15% or 5ms");
+    live_compare_free(&c);
+    /* a live run faster than the simulated one: the band's lower side, here the body's 1 s */
+    live_tolerances_default(&t);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(live_compare_variant(&c, sc, l, s, &t, 1), FB_OK);
+    assert_true(
+        fabs(row(&c, "latency_p99")->tolerance -
+             fmax(0.15 * lp,
+                  lp - (double)fb_hist_percentile(
+                           &l->latency, 100 * (0.99 - 3 * sqrt(0.99 * 0.01 * 2 / 600.0))))) < 1e-6);
+    live_compare_free(&c);
+    free(s);
+    free(l);
+    scn_free(sc);
+}
+
 static void compare_inconclusive_is_neither_pass_nor_fail(void **state) {
     (void)state;
     sim_scenario *sc = th_load("{\"name\":\"c\",\"duration\":\"10s\","
@@ -946,6 +1061,8 @@ int main(void) {
         cmocka_unit_test(anthropic_stream_events),
         cmocka_unit_test(compare_rows_hold_their_tolerances),
         cmocka_unit_test(compare_tolerances_parse),
+        cmocka_unit_test(compare_success_rate_allows_for_sampling),
+        cmocka_unit_test(compare_latency_allows_for_the_ranks_sampling),
         cmocka_unit_test(compare_inconclusive_is_neither_pass_nor_fail),
         cmocka_unit_test(shortest_time_is_the_smallest_median_delay_or_timeout),
         cmocka_unit_test(fidelity_allows_half_the_shortest_time),
