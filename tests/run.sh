@@ -358,8 +358,8 @@ done
 # The BESIDE suites beside the others when some of those run (alone, a suite needs no lower
 # priority). Like the fuzz build, the chain is not this shell's child: reaped by this shell
 # while another suite runs, its CPU would be counted in that suite's; each of its suites leaves
-# its exit code and CPU as in_background's do, counted once the others are done, and their CPU
-# is added to the total (beside_cpu).
+# its exit code and CPU as in_background's do, counted when the chain has ended (before the
+# QUIET suites, or after the others), and their CPU is added to the total (beside_cpu).
 beside_names=$(chosen $BESIDE) beside_done="" beside_cpu=0 alone_too=""
 for script in tests/e2e/*.sh; do
     [ -f "$script" ] || continue
@@ -398,12 +398,14 @@ fi
 beside_wait() {
     [ -n "$beside_done" ] || return 0
     while [ ! -f "$beside_done" ]; do sleep 0.2; done
-    # not `name`: the loop that calls it is on one (and count sets it)
+    # count sets `name`, which the loop that calls this is on: kept
+    _keep=$name
     for _bn in $beside_names; do
         beside_cpu=$(awk -v a="$beside_cpu" -v b="$(times_cpu "$LOGDIR/.bgtimes.$_bn.$$" 2)" \
             'BEGIN { print a + b }')
         count_background "$_bn"
     done
+    name=$_keep
     rm -f "$beside_done"
     beside_done=""
 }
