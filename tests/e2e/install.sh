@@ -73,6 +73,8 @@ for c in $("$FUSEBOX" --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\).*/\1/p'
     grep -qx ".SS fusebox $c" "$MAN"
     ok $? "fusebox(1) has a section for $c"
 done
+# a fresh Debian (minbase) has no groff: installed as the other suites' tools are
+need groff "$T/apt.log" groff-base
 if command -v groff >/dev/null 2>&1; then
     groff -man -Tutf8 -ww -z "$MAN" >"$T/groff.log" 2>&1
     [ ! -s "$T/groff.log" ]
@@ -82,7 +84,7 @@ if command -v groff >/dev/null 2>&1; then
     groff -man -Tutf8 "$MAN" 2>/dev/null | grep -q -- '--junit FILE'
     ok $? "options in the rendered page are plain ASCII (--junit), as typed"
 else
-    skip "fusebox(1) renders with groff without a warning" "groff is not installed (Debian: groff-base)"
+    skip "fusebox(1) renders with groff without a warning" "groff is not installed and apt-get install groff-base failed (above)"
 fi
 
 # ---- the bash completion ----
