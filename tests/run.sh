@@ -181,8 +181,9 @@ mock_proxy mock_valgrind mock_curl tap_npm"
 # one after the other at the lowest priority (SCHED_IDLE) beside docs_commands, fuzz,
 # import_corpus and sweep_interrupt, which take the CPU back the moment they wake (one group
 # after the other, with the live driver's, they took 340 s: ccfead1's run). The live driver's
-# (QUIET) run last, once those have ended: beside them live's first check said inconclusive
-# (the run stalled) where alone it passed.
+# (QUIET) run last, once those have ended (the chain back at the usual priority before the
+# first of them: beside_wait): beside them live's first check said inconclusive (the run
+# stalled) where alone it passed.
 BESIDE="tune regimes seeds fleet_scenarios"
 QUIET="live live_busy live_compare live_otlp"
 
@@ -376,10 +377,13 @@ if [ -n "$beside_names" ] && [ -n "$alone_too" ]; then
     # inconclusive); nice 19 where chrt cannot set it
     if chrt --idle 0 true 2>/dev/null; then idle="chrt --idle 0"; else idle="nice -n 19"; fi
     beside_done="$LOGDIR/.beside.$$"
-    rm -f "$beside_done"
+    rm -f "$beside_done" "$beside_done.pid" "$beside_done.now"
     (
         (
+            sh -c 'echo $PPID' >"$beside_done.pid" # this subshell: beside_wait's root
             for _n in $beside_names; do
+                # once the others are done, the rest at the usual priority (beside_wait)
+                [ -f "$beside_done.now" ] && idle=""
                 (
                     b0=$(date +%s)
                     $idle sh "tests/e2e/$_n.sh" >"$LOGDIR/$_n.tap" 2>&1
@@ -394,9 +398,23 @@ else
     beside_names=""
 fi
 
-# beside_wait: once the BESIDE chain has ended, count its suites (then a no-op).
+# beside_wait: the BESIDE chain back to the usual priority (its suite running now, every process
+# of it, and those after it), then once it has ended, count its suites (then a no-op). Waited
+# for at the lowest priority, it would not end while anything else wants the CPU: another job on
+# the machine, a user's build.
 beside_wait() {
     [ -n "$beside_done" ] || return 0
+    : >"$beside_done.now"
+    if [ -s "$beside_done.pid" ]; then
+        # the chain's processes now (pid, parent, policy: /proc/PID/stat's fields 1, 4 and 41,
+        # counted after the command's name, which may hold spaces); 5 is SCHED_IDLE
+        cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$(cat "$beside_done.pid")" '
+            { pid = $1; sub(/^.*\) /, ""); parent[pid] = $2; policy[pid] = $39 }
+            END { for (p in parent) { q = p
+                    while (q != "" && q != root && q != 1 && q != 0) q = parent[q]
+                    if (q == root && policy[p] == 5) print p } }' |
+            while read -r p; do chrt --other -a -p 0 "$p" >/dev/null 2>&1; done
+    fi
     while [ ! -f "$beside_done" ]; do sleep 0.2; done
     # count sets `name`, which the loop that calls this is on: kept
     _keep=$name
@@ -406,7 +424,7 @@ beside_wait() {
         count_background "$_bn"
     done
     name=$_keep
-    rm -f "$beside_done"
+    rm -f "$beside_done" "$beside_done.pid" "$beside_done.now"
     beside_done=""
 }
 
