@@ -361,16 +361,23 @@ done
 # while another suite runs, its CPU would be counted in that suite's; each of its suites leaves
 # its exit code and CPU as in_background's do, counted when the chain has ended (before the
 # QUIET suites, or after the others), and their CPU is added to the total (beside_cpu).
-beside_names=$(chosen $BESIDE) beside_done="" beside_cpu=0 alone_too=""
-for script in tests/e2e/*.sh; do
+# The suites left for one after the other, the QUIET ones last (a sanitizer's release-only ones
+# are listed in release_only instead).
+beside_names=$(chosen $BESIDE) beside_done="" beside_cpu=0 alone=""
+for script in $(ls tests/e2e/*.sh | while read -r f; do
+    named "$(basename "$f" .sh)" $QUIET || echo "$f"
+done) $(for q in $QUIET; do echo "tests/e2e/$q.sh"; done); do
     [ -f "$script" ] || continue
     name=$(basename "$script" .sh)
     want e2e "$@" || want "$name" "$@" || continue
     named "$name" $bg_names $pair_names $beside_names && continue
-    [ -n "$SANITIZED" ] && named "$name" $RELEASE_ONLY && ! named "$name" "$@" && continue
-    alone_too=1
+    if [ -n "$SANITIZED" ] && named "$name" $RELEASE_ONLY && ! named "$name" "$@"; then
+        release_only="$release_only $name"
+        continue
+    fi
+    alone="$alone $name"
 done
-if [ -n "$beside_names" ] && [ -n "$alone_too" ]; then
+if [ -n "$beside_names" ] && [ -n "$alone" ]; then
     # SCHED_IDLE: a task of any other policy that wakes takes the CPU at once (under the kernel's
     # EEVDF, nice 19 let the running task finish its slice first: beside it the live driver's
     # threads waited 0.71 s for a CPU per second, and two more of live's checks said
@@ -395,7 +402,7 @@ if [ -n "$beside_names" ] && [ -n "$alone_too" ]; then
         ) &
     )
 else
-    beside_names=""
+    alone="$beside_names$alone" beside_names=""
 fi
 
 # beside_wait: the BESIDE chain back to the usual priority (its suite running now, every process
@@ -428,19 +435,10 @@ beside_wait() {
     beside_done=""
 }
 
-# The rest one after the other, the QUIET ones last, once the BESIDE chain has ended.
-for script in $(ls tests/e2e/*.sh | while read -r f; do
-    named "$(basename "$f" .sh)" $QUIET || echo "$f"
-done) $(for q in $QUIET; do echo "tests/e2e/$q.sh"; done); do
-    [ -f "$script" ] || continue
-    name=$(basename "$script" .sh)
-    want e2e "$@" || want "$name" "$@" || continue
-    named "$name" $bg_names $pair_names $beside_names && continue
+# The rest one after the other, the QUIET ones once the BESIDE chain has ended.
+for name in $alone; do
     named "$name" $QUIET && beside_wait
-    if [ -n "$SANITIZED" ] && named "$name" $RELEASE_ONLY && ! named "$name" "$@"; then
-        release_only="$release_only $name"
-        continue
-    fi
+    script=tests/e2e/$name.sh
     log="$LOGDIR/$name.tap"
     t0=$(date +%s)
     cpu >"$LOGDIR/.c0.$$"
