@@ -3,7 +3,8 @@
 # requests/s (400/s chat + 600/s no-LLM, 200 pods, provider capacity x10),
 # for one and for four simulated hours, each variant in its own process.
 # An event is one popped and handled (docs/engine.md, "What an event is");
-# stale, cancelled and scheduled ones are printed apart.
+# answers handled ahead (of the handled ones), stale, cancelled and scheduled ones are printed
+# apart.
 # Prints figures; never fails on a stopwatch. Wall time moves with the load on
 # the machine; instructions per handled event, counted with valgrind's
 # callgrind (tuned: 10 simulated minutes; naive: SIM_BENCH_CG_NAIVE, default

@@ -125,12 +125,12 @@ static void print_stats(const char *variant, const sim_summary *s, const struct 
     /* an event is one popped and handled; stale and cancelled ones are counted apart */
     fprintf(stderr,
             "stats: variant %s: %llu requests, %llu events in %.3f s wall "
-            "(%.2f M events/s; %llu stale, %llu cancelled, %llu scheduled), "
+            "(%.2f M events/s; %llu ahead, %llu stale, %llu cancelled, %llu scheduled), "
             "peak queue %llu, peak RSS %ld MiB\n",
             variant, (unsigned long long)s->requests, (unsigned long long)s->events_handled, wall,
-            (double)s->events_handled / wall / 1e6, (unsigned long long)s->events_stale,
-            (unsigned long long)s->events_cancelled, (unsigned long long)s->events,
-            (unsigned long long)s->queue_peak, ru.ru_maxrss / 1024);
+            (double)s->events_handled / wall / 1e6, (unsigned long long)s->events_ahead,
+            (unsigned long long)s->events_stale, (unsigned long long)s->events_cancelled,
+            (unsigned long long)s->events, (unsigned long long)s->queue_peak, ru.ru_maxrss / 1024);
 }
 
 /*

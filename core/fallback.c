@@ -1028,6 +1028,26 @@ fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_reque
     return d;
 }
 
+/* result_plain's way, read (fallback.h): the retries at once it would make for failures of c. */
+uint32_t fb_fallback_retries_at_once(const fb_fallback *fb, const fb_fallback_request *req,
+                                     const fb_class *c, fb_time_us *until_us,
+                                     fb_time_us *timeout_us) {
+    *until_us = req->deadline_us;
+    *timeout_us = current(fb, req)->attempt_timeout_us;
+    if (!fb->plain || !fb->retry_plain || fb->cfg.wait_always || req->phase != PHASE_ATTEMPT)
+        return 0;
+    if (c == NULL || c->after_first_token || c->outcome == FB_OUT_SUCCESS || !c->retryable)
+        return 0;
+    if (req->cur != req->pos) return 0; /* again_plain's attempt goes to order[pos] */
+    const fb_retry_state *st = &req->retry;
+    uint32_t max = st->attempts_max;
+    if (st->attempt == 0 && c->attempts > 0)
+        max = c->attempts < FB_RETRY_ATTEMPTS_MAX ? c->attempts : FB_RETRY_ATTEMPTS_MAX;
+    if (max == 0) max = fb->cfg.retry->cfg.attempts;
+    /* fb_retry_next_plain counts the failure, then retries while the count is below max */
+    return max > st->attempt + 1 ? max - st->attempt - 1 : 0;
+}
+
 fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_request *req,
                                         fb_time_us now_us) {
     fb_fallback_decision d;

@@ -231,6 +231,19 @@ fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_reque
  * wait for its byte stores: a store-forwarding stall per attempt). */
 void fb_fallback_result_into(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
                              fb_time_us hint_us, fb_time_us now_us, fb_fallback_decision *d);
+/*
+ * The retries at once that fb_fallback_result would decide next, without deciding them (nothing
+ * changes): how many failures of class c in a row it would answer each with another attempt at
+ * the same provider at once, with nothing else to decide (a plain engine: no breaker, limiter,
+ * concurrency limit, groups or budget; a retry policy that retries at once, counting only).
+ * 0 when the next result would be anything else. Those retries are sent while the clock is
+ * before *until_us (the request's deadline; FB_TIME_MAX: none), each with an attempt timeout
+ * of at most *timeout_us (0: none). The simulator handles a storm's answers ahead with it
+ * (docs/engine.md, "Answers handled ahead").
+ */
+uint32_t fb_fallback_retries_at_once(const fb_fallback *fb, const fb_fallback_request *req,
+                                     const fb_class *c, fb_time_us *until_us,
+                                     fb_time_us *timeout_us);
 /* A WAIT has elapsed. */
 fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_request *req,
                                         fb_time_us now_us);

@@ -399,6 +399,38 @@ static bool due_checks(sim *s, const sim_event *ev) {
     return true;
 }
 
+/*
+ * The answers handled ahead of their turn (request.c: sim__answer_ahead), one after the other,
+ * each at its own time; then the clock goes back to t, the time of the event just handled.
+ * Each is an event handled (it is counted as scheduled too: sim__stat_finalize).
+ */
+static void run_ahead(sim *s, fb_time_us t) {
+    do {
+        uint32_t ai = s->ahead_ai;
+        s->ahead_ai = NONE32;
+        s->now = s->ahead_at;
+        sim__deliver(s, ai);
+        s->events_handled++;
+        s->events_ahead++;
+    } while (s->ahead_ai != NONE32 && s->rc == FB_OK);
+    s->now = t;
+}
+
+/*
+ * Whether any answer may be handled ahead in this run (sim__answer_ahead asks the rest per
+ * answer): a layer whose engine retries at once with nothing else to decide (every seat's is
+ * built from the same settings), no hedging, connections, network latency or fleet. Not with
+ * FUSEBOX_NO_AHEAD set: every answer in its turn, to compare (docs/engine.md).
+ */
+static bool may_go_ahead(sim *s) {
+    if (s->att_x || s->hg_offset || s->fleet || getenv("FUSEBOX_NO_AHEAD") != NULL) return false;
+    for (uint32_t l = 0; l < s->NL; l++) {
+        const fb_fallback *fb = pod_fb(s, seat_first(s, l), l);
+        if (fb->plain && fb->retry_plain && !fb->cfg.wait_always) return true;
+    }
+    return false;
+}
+
 /* The virtual clock: jump from event to event. */
 void sim__run_model(sim *s) {
     static volatile sig_atomic_t never; /* without a stop flag: one load, never set */
@@ -406,6 +438,9 @@ void sim__run_model(sim *s) {
     volatile sig_atomic_t *halt = s->opts->stop != NULL ? s->opts->stop : &never;
     s->next_progress_us = PROGRESS_EVERY_US;
     fb_time_us due = next_due(s), end = s->sc->duration_us;
+    s->ahead_ai = NONE32;
+    s->ahead_due = due;
+    s->ahead_on = may_go_ahead(s);
     while (s->rc == FB_OK && sim_queue_pop(&s->q, &ev)) {
         /* one load a event: a signal stops the run between two events, never inside one */
         if (*halt) {
@@ -418,6 +453,7 @@ void sim__run_model(sim *s) {
         if ((uint64_t)(ev.t - s->now) >= (uint64_t)(due - s->now)) {
             if (!due_checks(s, &ev)) break;
             due = next_due(s);
+            s->ahead_due = due;
         }
         s->now = ev.t;
         if (s->reqs.used >= PREFETCH_FROM) {
@@ -425,6 +461,7 @@ void sim__run_model(sim *s) {
             sim_queue_fetch_ahead(&s->q);
         }
         step(s, &ev);
+        if (s->ahead_ai != NONE32) run_ahead(s, ev.t);
     }
 }
 

@@ -133,18 +133,27 @@ static double draw_uniform(void *ctx, uint32_t fault) {
 
 /* ---- admission ---- */
 
-static inline __attribute__((always_inline)) void reply_now(sim *s, uint32_t ai, attempt *a,
-                                                            int status, fb_error_kind kind,
-                                                            fb_transport tr, fb_time_us hint,
-                                                            fb_time_us delay) {
+/* ... `ahead`: answered by a fault that answers every attempt of the provider until span_to
+   (the lone one): the answer may be handled ahead (sim__answer_ahead) instead of queued */
+static inline __attribute__((always_inline)) void
+reply_at(sim *s, uint32_t ai, attempt *a, int status, fb_error_kind kind, fb_transport tr,
+         fb_time_us hint, fb_time_us delay, bool ahead, fb_time_us span_to) {
     /* one assignment, not a memset and four stores: every refused attempt comes here */
     a->reply =
         (fb_reply){.status = status, .transport = tr, .error_kind = kind, .should_retry = -1};
     a->hint_us = hint;
     a->state = A_REPLYING;
     fb_time_us at = s->now + delay;
+    if (ahead && s->ahead_on && sim__answer_ahead(s, ai, a, at, span_to)) return;
     sim__push(s, at, EV_REPLY, ai, a->gen, 0);
     arm_timeout(s, ai, a, at);
+}
+
+static inline __attribute__((always_inline)) void reply_now(sim *s, uint32_t ai, attempt *a,
+                                                            int status, fb_error_kind kind,
+                                                            fb_transport tr, fb_time_us hint,
+                                                            fb_time_us delay) {
+    reply_at(s, ai, a, status, kind, tr, hint, delay, false, 0);
 }
 
 /* The error latency of an attempt answered with an error: drawn only then, from its stream. */
@@ -197,8 +206,9 @@ static bool fault_answers(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
     default: {
         fb_time_us elat =
             fr->latency ? scn_dist_draw_us(rng, fr->latency) : error_latency(s, a, rng);
-        reply_now(s, ai, a, fr->status, fr->error_kind, FB_TRANSPORT_NONE, fr->retry_after_us,
-                  elat);
+        const prov *pr = &s->provs[a->provider];
+        reply_at(s, ai, a, fr->status, fr->error_kind, FB_TRANSPORT_NONE, fr->retry_after_us, elat,
+                 fr == &pr->lone_reply && pr->lone_all, pr->quiet_to[0]);
         break;
     }
     }
@@ -243,6 +253,7 @@ static void admit(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
         }
         a->state = A_QUEUED;
         a->queued_us = s->now;
+        sim__req_queued(s, a, 1);
         arm_timeout(s, ai, a, FB_TIME_MAX);
         p->qlive++;
         sim__stat_provider_queued(s, pi);
@@ -370,6 +381,7 @@ static bool pop_live(sim *s, uint32_t pi, uint32_t *ai) {
         attempt *a = A(s, e.id);
         if (a->gen != e.gen || a->state != A_QUEUED) continue;
         p->qlive--;
+        sim__req_queued(s, a, -1);
         *ai = e.id;
         return true;
     }
@@ -533,6 +545,7 @@ void sim__provider_cancel(sim *s, uint32_t ai) {
         if (pv->keeps_working) break;
         /* cancelled: the provider drops it from its queue */
         p->qlive--;
+        sim__req_queued(s, a, -1);
         a->state = A_FREE;
         sim__pool_release(&s->atts, ai);
         if (pv->discipline == SIM_QUEUE_LIFO) drop_stale(s, a->provider);

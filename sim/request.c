@@ -117,6 +117,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
     r->via_fallback = false;
     r->degraded = false;
     r->resubmits = 0;
+    r->queued = 0;
     r->gw = GW_NONE;
     r->gw_chosen = 0;
     r->seat = 0;
@@ -624,6 +625,67 @@ void sim__deliver(sim *s, uint32_t ai) {
         if (resumed) r->tokens_left -= out;
     }
     inner_answer(s, ri, r, pi, &reply, &c, hint, out, false);
+}
+
+static fb_reply timeout_reply(void);
+
+/*
+ * Attempt ai (a) of a request, answered by a fault that answers every attempt of its provider
+ * until span_to (provider.c: the lone fault), gets its answer at `at`: may that answer be
+ * handled now, ahead of the events due before it (true: the engine's loop does so once the
+ * event being handled is done, sim__run_model)? Only when handling it early changes nothing:
+ * it falls in the row being filled (before the loop's next due time), before the request's
+ * deadline and its attempt's timeout, and what it does touches the request alone and counts
+ * that add up in any order. That is the request's engine retrying at once at the same
+ * provider, whose fault answers again, and so for the answer after it, which this one's
+ * handling schedules early (its sequence number is earlier than if handled in turn: only
+ * answers that also commute may be). So: its engine's next two results would each be a retry
+ * at once (fb_fallback_retries_at_once), for this answer and for a timeout, and the answer
+ * after this one comes (at most an attempt timeout, or the request's deadline, later) while
+ * the fault still answers; and no attempt of the request waits in a provider's queue (req.queued).
+ * docs/engine.md, "Answers handled ahead".
+ */
+bool sim__answer_ahead(sim *s, uint32_t ai, const attempt *a, fb_time_us at, fb_time_us span_to) {
+    /* one at a time: a handler may send several requests' attempts (a pod's queue pulled) */
+    if (s->ahead_ai != NONE32 || at >= s->ahead_due || at > a->timeout_at_us) return false;
+    req *r = R(s, a->req);
+    if (r->attempt != ai + 1 || r->gen != a->req_gen || r->stack->depth != 1 || r->gw != GW_NONE)
+        return false;
+    /* an attempt of its still queued at a provider would draw from its stream when served, at
+       a time of the provider's: its draws would no longer be its own chain's alone */
+    if (r->queued) return false;
+    fb_time_us deadline = r->arrival_us + s->sc->pods.request_timeout_us;
+    if (at >= deadline) return false;
+    uint32_t li = r->stack->layer[0];
+    const fb_reply *rep = &a->reply; /* a fault's: no transport failure, no token streamed */
+    if (!s->ahead_memo.valid || s->ahead_memo.layer != li ||
+        s->ahead_memo.provider != a->provider || s->ahead_memo.status != rep->status ||
+        s->ahead_memo.kind != rep->error_kind || rep->transport != FB_TRANSPORT_NONE ||
+        rep->should_retry != -1 || rep->after_first_token) {
+        const lay *L = layer_at(s, r, 0);
+        fb_reply gave_up = timeout_reply();
+        fb_class t = classify_at(L, &gave_up, a->provider);
+        s->ahead_memo.c = classify_at(L, rep, a->provider);
+        s->ahead_memo.timeout_ok =
+            t.retryable && !t.after_first_token && t.outcome != FB_OUT_SUCCESS;
+        s->ahead_memo.layer = li;
+        s->ahead_memo.provider = a->provider;
+        s->ahead_memo.status = rep->status;
+        s->ahead_memo.kind = rep->error_kind;
+        s->ahead_memo.valid = rep->transport == FB_TRANSPORT_NONE && rep->should_retry == -1 &&
+                              !rep->after_first_token;
+    }
+    fb_time_us until, per;
+    uint32_t n = fb_fallback_retries_at_once(pod_fb(s, seat_inner(r), li), &r->hops[0].fr,
+                                             &s->ahead_memo.c, &until, &per);
+    /* the answer after this one: by the next attempt's timeout (a timeout, then: the layer
+       must retry it as well), or the deadline's time */
+    fb_time_us next = per > 0 && per < deadline - at ? at + per : deadline;
+    if (n < 2 || next >= until || next >= span_to || (per > 0 && !s->ahead_memo.timeout_ok))
+        return false;
+    s->ahead_ai = ai;
+    s->ahead_at = at;
+    return true;
 }
 
 static fb_reply timeout_reply(void) {

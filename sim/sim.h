@@ -195,6 +195,7 @@ typedef struct sim_summary {
     uint64_t events;           /* scheduled (report.json: simulated_events) */
     uint64_t events_handled;   /* popped and handled: what docs/engine.md calls an event */
     uint64_t events_stale;     /* popped and skipped: the entity they were for had moved on */
+    uint64_t events_ahead;     /* handled ahead of their turn, never queued (docs/engine.md) */
     uint64_t events_cancelled; /* dropped unpopped: deadlines of requests that had ended */
     uint64_t queue_peak;       /* events pending at once, at most */
     uint64_t requests;         /* arrived */

@@ -147,6 +147,10 @@ typedef struct req {
     fb_rng rng;
     /* the rest: what a request touches once */
     uint16_t resubmits; /* re-submissions of its user request before it (fleet.c) */
+    /* its attempts waiting in a provider's queue (a client's abandoned one too, where the
+       provider keeps working): each draws from its stream when it starts service. 255 sticks
+       (no longer counted: a request that reaches it never has its answers handled ahead) */
+    uint8_t queued;
     /* the gateway tier: the provider the layer outside chose (layer_begin's `chosen`), its
        replica's seat, and what it waits with in the replica's queue */
     uint8_t gw_chosen;
@@ -415,6 +419,22 @@ typedef struct sim {
     uint64_t busy_total;
     uint64_t events_logged;
     uint64_t events_handled, events_stale; /* popped: handled, or skipped as stale */
+    /* answers handled ahead (request.c: sim__answer_ahead; docs/engine.md): on for the model's
+       clock; the one to handle next (NONE32: none) and its time; the loop's next due time */
+    bool ahead_on;
+    uint32_t ahead_ai;
+    fb_time_us ahead_at, ahead_due;
+    uint64_t events_ahead; /* handled ahead: counted in events_handled too, never queued */
+    /* the last classes sim__answer_ahead asked for (classifying is a pure function of the
+       layer, the provider and the reply: a storm asks the same, per answer) */
+    struct {
+        bool valid, timeout_ok; /* timeout_ok: the layer retries a timeout from the provider */
+        uint8_t provider;
+        uint32_t layer;
+        int status;
+        fb_error_kind kind;
+        fb_class c;
+    } ahead_memo;
     bool class_exposed[SIM_CLASSES_MAX];
     bool class_calls[SIM_CLASSES_MAX]; /* its target is not none: its requests call (setup) */
     const sim_stack *class_stack[SIM_CLASSES_MAX]; /* scn_policy_stack, once per class */
@@ -621,6 +641,7 @@ void sim__on_resume(sim *s, uint32_t ri, uint32_t arg);
 void sim__on_layer_timeout(sim *s, uint32_t ri, uint32_t arg);
 void sim__deliver(sim *s, uint32_t ai);
 void sim__on_attempt_timeout(sim *s, uint32_t ai);
+bool sim__answer_ahead(sim *s, uint32_t ai, const attempt *a, fb_time_us at, fb_time_us span_to);
 void sim__on_deadline(sim *s, uint32_t ri);
 void sim__on_finish(sim *s, uint32_t ri);
 
@@ -729,6 +750,12 @@ void sim__close_baseline(sim *s);
 
 /* stats.c: every summary and time-series counter moves here */
 void sim__stat_arrival_in_window(sim *s);
+/* Attempt a's request has one more (+1) or one fewer (-1) attempt in a provider's queue
+   (req.queued), while it is that request's. */
+static inline void sim__req_queued(sim *s, const attempt *a, int by) {
+    req *r = (req *)pool_at(&s->reqs, a->req);
+    if (r->gen == a->req_gen && r->queued != UINT8_MAX) r->queued = (uint8_t)(r->queued + by);
+}
 /* A request arrived (inline: every request does). */
 static inline void sim__stat_arrival(sim *s, const req *r) {
     sim_summary *sum = s->sum;

@@ -500,9 +500,10 @@ void sim__stat_finalize(sim *s) {
         sum->fallbacks += sum->layers[l].fallbacks;
     }
     sum->end_us = s->now;
-    sum->events = s->q.pushed;
+    sum->events = s->q.pushed + s->events_ahead; /* handled ahead: scheduled, never queued */
     sum->events_handled = s->events_handled;
     sum->events_stale = s->events_stale;
+    sum->events_ahead = s->events_ahead;
     sum->events_cancelled = s->q.cancelled;
     sum->queue_peak = s->q.peak;
     close_open_periods(s);

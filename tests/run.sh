@@ -174,7 +174,7 @@ BACKGROUND="sweep_slurm"
 # and sweep_interrupt run after the lanes too, beside BESIDE's suites alone.
 PAIRED="cli report_pages sweep_k8s ci_recipes check import_policy outputs schema checksrc
 conformance schema_fresh compare presets export_policy sweep strict install golden failfast
-sweep_parallel client_scenarios tune_library"
+sweep_parallel client_scenarios tune_library ahead"
 PAIRED_WAIT="import mock_verdict mock_load diff_sdk stress mock_sdk mock_gemini diff_gateway
 mock_proxy mock_valgrind mock_curl tap_npm"
 # Of the suites after the lanes, those that only compute (no real time, both cores each) run

@@ -504,6 +504,85 @@ static void fallback_plain_ways_decide_as_the_full_way_on_random_requests(void *
 }
 
 /*
+ * fb_fallback_retries_at_once against the decisions themselves: on random chains (breakers or
+ * none, retry policies that retry at once, wait, or have a deadline, wait_always) and random
+ * requests, at each attempt it is asked for a random answer; then a copy of the request is
+ * given that answer again and again, and the retries at once at the same provider it decides
+ * are counted. The count must equal the answer for an engine that retries at once with nothing
+ * else to decide, and the answer must never be more than the count (0 for any other engine).
+ */
+static void fallback_retries_at_once_foresees_the_decisions(void **state) {
+    (void)state;
+    static const fb_class *const answers[] = {&OK, &E503, &E503, &E400, &TIMEOUT_NO_RETRY};
+    fb_rng rng;
+    fb_rng_seed(&rng, 25, 1);
+    uint32_t foreseen = 0, asked = 0;
+    for (int run = 0; run < 3000; run++) {
+        chain a;
+        memset(&a, 0, sizeof a);
+        a.cfg.provider_count = 1 + (uint32_t)fb_rng_below(&rng, 3);
+        for (uint32_t i = 0; i < a.cfg.provider_count; i++) {
+            a.cfg.providers[i].attempt_timeout_us = (fb_time_us)fb_rng_below(&rng, 3) * S;
+            if (fb_rng_below(&rng, 4) == 0) chain_breaker(&a, i, 3);
+        }
+        a.cfg.wait_always = fb_rng_below(&rng, 5) == 0;
+        uint32_t kind = (uint32_t)fb_rng_below(&rng, 4);
+        if (kind > 0) {
+            fb_retry_config rc = {.attempts = 1 + (uint32_t)fb_rng_below(&rng, 6),
+                                  .backoff = FB_BACKOFF_NONE,
+                                  .retry_after = FB_RETRY_AFTER_IGNORE};
+            if (kind == 2) rc.deadline_us = (fb_time_us)(2 + fb_rng_below(&rng, 8)) * S;
+            if (kind == 3 && fb_rng_below(&rng, 2)) rc.backoff = FB_BACKOFF_CONSTANT;
+            chain_retry(&a, rc);
+        }
+        chain_init(&a);
+        fb_time_us now = (fb_time_us)fb_rng_below(&rng, 100) * S;
+        fb_fallback_request r;
+        fb_fallback_decision d = fb_fallback_begin(&a.fb, &r, 100, NULL, 0, now);
+        for (int step = 0; step < 12 && d.action != FB_ACT_DONE; step++) {
+            now += (fb_time_us)fb_rng_below(&rng, 1500) * MS;
+            if (d.action == FB_ACT_WAIT) {
+                d = fb_fallback_resume(&a.fb, &r, now);
+                continue;
+            }
+            fb_class c = *answers[fb_rng_below(&rng, sizeof answers / sizeof *answers)];
+            if (fb_rng_below(&rng, 8) == 0) c.attempts = 1 + (uint32_t)fb_rng_below(&rng, 5);
+            if (fb_rng_below(&rng, 10) == 0) c.after_first_token = true;
+            fb_time_us until, per;
+            uint32_t n = fb_fallback_retries_at_once(&a.fb, &r, &c, &until, &per);
+            asked++;
+            /* the decisions, on a copy, while the clock stays before `until` */
+            chain b = a;
+            for (uint32_t i = 0; i < b.cfg.provider_count; i++)
+                if (a.cfg.providers[i].breaker) b.cfg.providers[i].breaker = &b.br[i];
+            b.cfg.retry = a.cfg.retry ? &b.retry : NULL;
+            chain_init(&b);
+            fb_fallback_request rb = r;
+            uint8_t at = d.provider;
+            uint32_t k = 0;
+            fb_time_us t = now;
+            for (; k < 20; k++) {
+                if (until != FB_TIME_MAX && t >= until) break;
+                fb_fallback_decision e = fb_fallback_result(&b.fb, &rb, &c, FB_TIME_NONE, t);
+                if (e.action != FB_ACT_ATTEMPT || e.provider != at) break;
+                if (per > 0 && until == FB_TIME_MAX) assert_int_equal(e.timeout_us, per);
+                t += MS;
+            }
+            /* result_plain's way (a failure streamed takes the full one: its stream policy) */
+            bool plain =
+                a.fb.plain && a.fb.retry_plain && !a.cfg.wait_always && !c.after_first_token;
+            if (n > 0) foreseen++;
+            if (plain && (until == FB_TIME_MAX || now + 20 * MS < until))
+                assert_int_equal(n < 20 ? n : 20, k);
+            else
+                assert_true(n <= k);
+            d = fb_fallback_result(&a.fb, &r, &c, FB_TIME_NONE, now);
+        }
+    }
+    assert_true(foreseen > 200 && asked > 3000); /* both kinds of answer (289 of 5,477) */
+}
+
+/*
  * A lean engine's short ways (send_at without the limiters, the breakers' inline allow, and
  * fb_fallback_result's for a success) against the full way, on random chains of breakers,
  * budgets, policies and answers, a few requests at a time so that the breakers move: the same
@@ -1851,6 +1930,7 @@ int main(void) {
         cmocka_unit_test(fallback_plain_engine_decides_as_one_with_limits_that_admit_all),
         cmocka_unit_test(fallback_plain_ways_decide_as_the_full_way_on_random_requests),
         cmocka_unit_test(fallback_lean_ways_decide_as_the_full_way_on_random_requests),
+        cmocka_unit_test(fallback_retries_at_once_foresees_the_decisions),
         cmocka_unit_test(fallback_non_retryable_outcome_falls_back_at_once),
         cmocka_unit_test(fallback_open_breaker_skips_without_attempt),
         cmocka_unit_test(fallback_half_open_admits_one_requests_probe),
