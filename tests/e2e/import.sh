@@ -269,8 +269,11 @@ PY
     ok $? "... completion tokens are the two values the client asked for (empirical), not a uniform on [5, 16]"
     contains "$(pyjson "$T/slow-incident.json" "d['description']")" "95% interval" \
         "... the scenario states the slow factor's interval"
+    # the gaps after a Retry-After are the client's real waits: a late event loop lengthens them,
+    # and max(header, backoff) can then fit them as well as the header alone (a clean-clone run:
+    # 2% against 1% with the loop 269 ms late)
     [ "$(pyjson "$T/slow-incident.json" "d['variants']['as-was']['retry'].get('retry_after')")" = as_is ]
-    ok $? "... and Retry-After waited as is (openai-node's retryRequest)"
+    timed $? "... and Retry-After waited as is (openai-node's retryRequest)"
     # 32 s of traffic, faults one after the other, spillover.hold 30 s: no recovery can be
     # judged, and fusebox run says so once, not once per fault and variant
     "$FUSEBOX" run "$T/slow-incident.json" -o "$T/slow-run" >"$T/slow-run.out" 2>&1
