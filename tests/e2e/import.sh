@@ -270,8 +270,8 @@ PY
     contains "$(pyjson "$T/slow-incident.json" "d['description']")" "95% interval" \
         "... the scenario states the slow factor's interval"
     # the gaps after a Retry-After are the client's real waits: a late event loop lengthens them,
-    # and max(header, backoff) can then fit them as well as the header alone (a clean-clone run:
-    # 2% against 1% with the loop 269 ms late)
+    # and max(header, backoff) can then fit them as well as the header alone (in a clean-clone
+    # run, with the loop 269 ms late: max 1% off, as is 2%)
     [ "$(pyjson "$T/slow-incident.json" "d['variants']['as-was']['retry'].get('retry_after')")" = as_is ]
     timed $? "... and Retry-After waited as is (openai-node's retryRequest)"
     # 32 s of traffic, faults one after the other, spillover.hold 30 s: no recovery can be
