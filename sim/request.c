@@ -627,7 +627,13 @@ void sim__deliver(sim *s, uint32_t ai) {
     inner_answer(s, ri, r, pi, &reply, &c, hint, out, false);
 }
 
-static fb_reply timeout_reply(void);
+static fb_reply timeout_reply(void) {
+    fb_reply rep;
+    memset(&rep, 0, sizeof rep);
+    rep.transport = FB_TRANSPORT_TIMEOUT;
+    rep.should_retry = -1;
+    return rep;
+}
 
 /*
  * Attempt ai (a) of a request, answered by a fault that answers every attempt of its provider
@@ -686,14 +692,6 @@ bool sim__answer_ahead(sim *s, uint32_t ai, const attempt *a, fb_time_us at, fb_
     s->ahead_ai = ai;
     s->ahead_at = at;
     return true;
-}
-
-static fb_reply timeout_reply(void) {
-    fb_reply rep;
-    memset(&rep, 0, sizeof rep);
-    rep.transport = FB_TRANSPORT_TIMEOUT;
-    rep.should_retry = -1;
-    return rep;
 }
 
 /* The client stops waiting for its current attempt(s); the provider may keep working on them. */

@@ -504,6 +504,13 @@ static inline attempt *A(sim *s, uint32_t i) {
     return (attempt *)pool_at(&s->atts, i);
 }
 
+/* Attempt a's request has one more (+1) or one fewer (-1) attempt in a provider's queue
+   (req.queued), while it is that request's. */
+static inline void sim__req_queued(sim *s, const attempt *a, int by) {
+    req *r = R(s, a->req);
+    if (r->gen == a->req_gen && r->queued != UINT8_MAX) r->queued = (uint8_t)(r->queued + by);
+}
+
 /* An attempt's extension; only when s->att_x. */
 static inline attx *X(attempt *a) {
     return &a->x[0];
@@ -750,12 +757,6 @@ void sim__close_baseline(sim *s);
 
 /* stats.c: every summary and time-series counter moves here */
 void sim__stat_arrival_in_window(sim *s);
-/* Attempt a's request has one more (+1) or one fewer (-1) attempt in a provider's queue
-   (req.queued), while it is that request's. */
-static inline void sim__req_queued(sim *s, const attempt *a, int by) {
-    req *r = (req *)pool_at(&s->reqs, a->req);
-    if (r->gen == a->req_gen && r->queued != UINT8_MAX) r->queued = (uint8_t)(r->queued + by);
-}
 /* A request arrived (inline: every request does). */
 static inline void sim__stat_arrival(sim *s, const req *r) {
     sim_summary *sum = s->sum;
